@@ -1,0 +1,8 @@
+"""Claims, verdicts, statistics, reports and the CLI: imports ``theory`` and ``empirics``."""
+
+from compare.claim import PROFILES, Assessment, Claim, Verdict
+from compare.registry import CLAIMS, register, select
+from compare.verify import ClaimOutcome, evaluate
+
+__all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Verdict", "evaluate",
+           "register", "select"]

@@ -1,0 +1,80 @@
+"""Claims and verdicts (ARCHITECTURE.md, "Core objects").
+
+A :class:`Claim` ties a theory prediction to the experiments that test it: for a point of its
+parameter space (the defaults of a profile, or a point given by the user) it lists the RunSpecs to
+train and then turns their results into an :class:`Assessment`: the verdict, the theory value, the
+measured value with a confidence interval, the statistic, the tolerance and why it is what it is.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+PROFILES = ("smoke", "quick", "full")
+
+
+class Verdict(StrEnum):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    INCONCLUSIVE = "inconclusive"
+
+
+@dataclass
+class Assessment:
+    """What a claim concludes from its runs at one point.
+
+    ``empirical`` holds the headline measurement: ``value`` and, where it has one, a confidence
+    interval ``ci`` = [low, high] with its ``confidence``. ``explanation`` says in words why the
+    verdict is what it is (required reading for refuted and inconclusive verdicts).
+    """
+
+    verdict: Verdict
+    theory: Any
+    empirical: dict[str, Any]
+    statistic: str
+    tolerance: dict[str, Any]
+    explanation: str
+    n_seeds: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+    figures: dict[str, Figure] = field(default_factory=dict)
+
+
+class Claim(ABC):
+    """Subclass, set the class attributes, implement ``specs`` and ``assess``, and register."""
+
+    id: ClassVar[str]
+    paper: ClassVar[str]
+    statement: ClassVar[str]
+    defaults: ClassVar[dict[str, dict[str, Any]]]
+    """Parameters per profile (``smoke``, ``quick``, ``full``)."""
+    paper_scale: ClassVar[str] = ""
+    """The paper's own configuration in words; empty when the claim has no scale (pure theory)."""
+
+    def params(self, profile: str) -> dict[str, Any]:
+        if profile not in self.defaults:
+            raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+        return dict(self.defaults[profile])
+
+    def scale_note(self, profile: str) -> str | None:
+        """Says so when ``profile`` computes the claim below the paper's scale."""
+        if self.paper_scale and profile != "full":
+            return (f"computed at the '{profile}' profile, below the paper's scale "
+                    f"({self.paper_scale}); run --profile full for the paper's configuration")
+        return None
+
+    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+        """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""
+        return []
+
+    @abstractmethod
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        """Turn the results of ``specs(params)`` (same order) into an assessment."""

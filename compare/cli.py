@@ -1,0 +1,311 @@
+"""The ``attnverify`` command line (ARCHITECTURE.md, "Contracts").
+
+    attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
+                      [--executor local] [--workers N] [--cache DIR]
+    attnverify predict PAPER.QUANTITY --param value ...
+    attnverify figures [--profile P] [--out DIR]
+    attnverify claims
+    attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | rm KEY | clear
+
+User errors print one line on stderr naming the problem and the accepted values and exit with 2,
+without a traceback and without writing anything. Refuted claims are results: exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tqdm.auto import tqdm
+
+EXIT_USAGE = 2
+
+
+class UserError(Exception):
+    """A problem with the user's input: reported in one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _TqdmHandler(logging.Handler):
+    """Log lines that do not tear the progress bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm.write(self.format(record), file=sys.stderr)
+
+
+def _setup_logging(quiet: bool) -> None:
+    logger = logging.getLogger("attnverify")
+    logger.handlers[:] = [_TqdmHandler()]
+    logger.handlers[0].setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def _store(args: argparse.Namespace):
+    from empirics import RunStore
+
+    return RunStore(Path(args.cache).expanduser() if args.cache else None)
+
+
+# -- verify ---------------------------------------------------------------------------------
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from compare.claim import PROFILES
+    from compare.registry import select
+
+    if args.profile not in PROFILES:
+        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    if args.executor != "local":
+        raise UserError(f"unknown executor {args.executor!r}; accepted: local "
+                        f"(the Dask executor is not available yet)")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+    try:
+        claims = select(args.paper, args.claim)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if not claims:
+        raise UserError(f"no claims for paper {args.paper!r} yet")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory")
+
+    from compare.report import Report, fmt, measured_text
+    from compare.verify import evaluate
+    from empirics import LocalExecutor
+    from empirics.versions import machine, versions
+
+    executor = LocalExecutor(_store(args), workers=args.workers, progress=not args.quiet)
+    outcomes = []
+    for i, claim in enumerate(claims, 1):
+        if not args.quiet:
+            tqdm.write(f"[{i}/{len(claims)}] {claim.id}", file=sys.stderr)
+        outcomes.append(evaluate(claim, args.profile, executor))
+    report = Report(profile=args.profile, versions=versions(), machine=machine(),
+                    outcomes=outcomes)
+    paths = report.write(out)
+
+    width = max(len(o.claim.id) for o in outcomes)
+    print(f"{'claim':<{width}}  {'verdict':<12}  {'theory':>10}  measured [95% CI]")
+    for o in outcomes:
+        a = o.assessment
+        print(f"{o.claim.id:<{width}}  {a.verdict!s:<12}  {fmt(a.theory):>10}  "
+              f"{measured_text(a.empirical)}")
+    print(f"\n{report.summary()} (profile {args.profile})")
+    print(f"report: {paths['html'].resolve()}")
+    return 0
+
+
+# -- predict --------------------------------------------------------------------------------
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_params(tokens: Sequence[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not token.startswith("--") or len(token) == 2:
+            raise UserError(f"expected --PARAM VALUE, got {token!r}")
+        name, eq, value = token[2:].partition("=")
+        if not eq:
+            if i + 1 >= len(tokens):
+                raise UserError(f"parameter --{name} has no value")
+            i += 1
+            value = tokens[i]
+        params[name] = _parse_value(value)
+        i += 1
+    return params
+
+
+def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    import theory
+
+    if args.quantity not in theory.QUANTITIES:
+        raise UserError(f"unknown quantity {args.quantity!r}; accepted: "
+                        f"{', '.join(theory.QUANTITIES)}")
+    params = _parse_params(extra)
+    try:
+        prediction = theory.predict(args.quantity, **params)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    print(json.dumps({"quantity": args.quantity, **prediction.to_dict()}, indent=2))
+    return 0
+
+
+# -- figures ------------------------------------------------------------------------------
+def _cmd_figures(args: argparse.Namespace) -> int:
+    from compare.claim import PROFILES
+
+    if args.profile not in PROFILES:
+        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory")
+    from paper_figures import regenerate
+
+    written = regenerate(out, args.profile, _store(args), progress=not args.quiet)
+    print(f"wrote {len(written)} files to {out.resolve()}")
+    return 0
+
+
+# -- claims ---------------------------------------------------------------------------------
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from compare.registry import select
+
+    for claim in select():
+        print(f"{claim.id}  [{claim.paper}]  {claim.statement}")
+    return 0
+
+
+# -- runs -----------------------------------------------------------------------------------
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from empirics import CorruptEntryError
+
+    store = _store(args)
+    try:
+        if args.action == "list":
+            keys = list(store.keys())
+            for key in keys:
+                meta = store.metadata(key)
+                spec = meta["spec"]
+                print(f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
+                      f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
+                      f"steps={spec['steps']}")
+            print(f"{len(keys)} runs in {store.root}", file=sys.stderr)
+        elif args.action == "show":
+            result = _get(store, args.key)
+            print(json.dumps({**result.metadata(), "final": {
+                name: float(values[-1]) for name, values in result.metrics.items()}}, indent=2))
+        elif args.action == "export":
+            results = [_get(store, key) for key in (args.keys or list(store.keys()))]
+            rows = [row for r in results for row in r.tidy_rows()]
+            text = _export(rows, args.format)
+            if args.out:
+                Path(args.out).write_text(text)
+                print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
+            else:
+                sys.stdout.write(text)
+        elif args.action == "rm":
+            if not store.remove(args.key):
+                raise UserError(f"no run {args.key!r} in {store.root}")
+        elif args.action == "clear":
+            print(f"removed {store.clear()} runs from {store.root}", file=sys.stderr)
+    except CorruptEntryError as exc:
+        raise UserError(str(exc)) from None
+    return 0
+
+
+def _get(store, key: str):
+    result = store.get(key)
+    if result is None:
+        raise UserError(f"no run {key!r} in {store.root} (see 'attnverify runs list')")
+    return result
+
+
+def _export(rows: list[dict[str, Any]], fmt_name: str) -> str:
+    if fmt_name == "json":
+        return json.dumps(rows, indent=1) + "\n"
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+# -- entry point ----------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--cache", metavar="DIR",
+                        help="run store directory (default: $ATTNVERIFY_CACHE or "
+                             "~/.cache/attnverify)")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or cache lines")
+    parser = _Parser(prog="attnverify", description="Check theories of how attention learns "
+                     "against real training runs.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("verify", parents=[common], help="evaluate claims and write the report")
+    p.add_argument("--paper", help="snell, musat or bao (default: all)")
+    p.add_argument("--claim", help="one claim id (see 'attnverify claims')")
+    p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
+    p.add_argument("--out", default="attnverify-report", help="report directory")
+    p.add_argument("--executor", default="local", help="local (default)")
+    p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
+
+    p = sub.add_parser("predict", parents=[common],
+                       help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")
+    p.add_argument("quantity", help="PAPER.QUANTITY, e.g. snell.kappa")
+
+    p = sub.add_parser("figures", parents=[common],
+                       help="regenerate every figure (trains only what is not cached)")
+    p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
+    p.add_argument("--out", default="attnverify-figures", help="figure directory")
+
+    sub.add_parser("claims", parents=[common], help="list the claims")
+
+    p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
+    runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    runs.add_parser("list", parents=[common], help="one line per cached run")
+    runs.add_parser("show", parents=[common], help="metadata and final metrics").add_argument(
+        "key")
+    e = runs.add_parser("export", parents=[common], help="tidy table: one row per run x step")
+    e.add_argument("keys", nargs="*", help="run keys (default: all)")
+    e.add_argument("--format", choices=("csv", "json"), default="csv")
+    e.add_argument("--out", help="file (default: stdout)")
+    runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
+    runs.add_parser("clear", parents=[common], help="remove every cached run")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra and args.command != "predict":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2, one line printed)
+        return int(exc.code or 0)
+    _setup_logging(getattr(args, "quiet", False))
+    try:
+        if args.command == "verify":
+            return _cmd_verify(args)
+        if args.command == "predict":
+            return _cmd_predict(args, extra)
+        if args.command == "claims":
+            return _cmd_claims(args)
+        if args.command == "figures":
+            return _cmd_figures(args)
+        return _cmd_runs(args)
+    except UserError as exc:
+        print(f"attnverify: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("attnverify: interrupted; finished runs are cached, run again to resume",
+              file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

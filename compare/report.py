@@ -1,0 +1,212 @@
+"""The verification report: ``report.json`` (the contract of ARCHITECTURE.md), ``report.md``
+(renders on GitHub) and a self-contained ``report.html`` (figures embedded as base64 PNG).
+
+Every file is written to a temporary name and renamed into place, so a report directory never
+holds a half-written file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from compare.claim import Verdict
+from compare.verify import ClaimOutcome
+
+VERDICT_COLOURS = {Verdict.CONFIRMED: "#009E73", Verdict.REFUTED: "#D55E00",
+                   Verdict.INCONCLUSIVE: "#E69F00"}
+
+
+def jsonable(value: Any) -> Any:
+    """Plain JSON types; non-finite floats become null (strict JSON has no inf/NaN)."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def fmt(value: Any) -> str:
+    """A number with 4 significant digits; anything else as text."""
+    if isinstance(value, bool) or value is None:
+        return "—" if value is None else str(value)
+    if isinstance(value, int | float | np.number):
+        x = float(value)
+        if not math.isfinite(x):
+            return str(x)
+        return f"{x:.4g}"
+    return str(value)
+
+
+def measured_text(empirical: dict[str, Any]) -> str:
+    text = fmt(empirical.get("value"))
+    ci = empirical.get("ci")
+    if ci is not None and all(c is not None and math.isfinite(c) for c in ci):
+        text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
+    return text
+
+
+def tolerance_text(tolerance: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in tolerance.items() if k != "why")
+
+
+@dataclass
+class Report:
+    profile: str
+    versions: dict[str, str]
+    machine: dict[str, Any]
+    outcomes: list[ClaimOutcome]
+
+    def counts(self) -> Counter:
+        return Counter(str(o.assessment.verdict) for o in self.outcomes)
+
+    def summary(self) -> str:
+        c = self.counts()
+        return ", ".join(f"{c.get(str(v), 0)} {v}" for v in Verdict)
+
+    def claim_records(self, figure_paths: dict[str, list[str]]) -> list[dict[str, Any]]:
+        records = []
+        for o in self.outcomes:
+            a = o.assessment
+            records.append(jsonable({
+                "id": o.claim.id, "paper": o.claim.paper, "statement": o.claim.statement,
+                "verdict": str(a.verdict), "theory": a.theory, "empirical": a.empirical,
+                "statistic": a.statistic, "tolerance": a.tolerance, "n_seeds": a.n_seeds,
+                "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
+                "figures": figure_paths.get(o.claim.id, []), "explanation": a.explanation,
+                "scale_note": o.scale_note, "params": o.params, "details": a.details,
+            }))
+        return records
+
+    # -- writing -----------------------------------------------------------------------------
+    def write(self, out: Path) -> dict[str, Path]:
+        out.mkdir(parents=True, exist_ok=True)
+        fig_dir = out / "figures"
+        fig_dir.mkdir(exist_ok=True)
+        figure_paths: dict[str, list[str]] = {}
+        figure_png: dict[str, list[tuple[str, bytes]]] = {}
+        for o in self.outcomes:
+            for name, fig in o.assessment.figures.items():
+                rel = f"figures/{o.claim.id}.{name}.png"
+                fig.savefig(out / rel, dpi=110)
+                figure_paths.setdefault(o.claim.id, []).append(rel)
+                figure_png.setdefault(o.claim.id, []).append((rel, (out / rel).read_bytes()))
+        records = self.claim_records(figure_paths)
+        doc = {"profile": self.profile, "versions": self.versions, "machine": self.machine,
+               "summary": dict(self.counts()), "claims": records}
+        paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
+        _atomic_write(paths["json"], json.dumps(jsonable(doc), indent=2, allow_nan=False))
+        _atomic_write(paths["md"], self.markdown(records))
+        _atomic_write(paths["html"], self.html(records, figure_png))
+        return paths
+
+    def _header_lines(self) -> list[str]:
+        v = ", ".join(f"{k} {val}" for k, val in self.versions.items())
+        m = self.machine
+        gpu = "GPU available" if m.get("cuda_available") else "no GPU"
+        return [f"Profile: **{self.profile}**", f"Versions: {v}",
+                f"Machine: {m.get('processor')}, {m.get('cores')} cores, {gpu}",
+                f"Summary: {self.summary()}"]
+
+    def markdown(self, records: list[dict[str, Any]]) -> str:
+        lines = ["# attnverify verification report", ""]
+        lines += [f"- {line}" for line in self._header_lines()] + [""]
+        lines += ["| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
+                  "|---|---|---|---|---|---|"]
+        for r in records:
+            lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
+                         f"**{r['verdict']}** | {fmt(r['theory'])} | "
+                         f"{measured_text(r['empirical'])} | {tolerance_text(r['tolerance'])} |")
+        for r in records:
+            lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
+                      f"**Verdict: {r['verdict']}.** {r['explanation']}", ""]
+            if r["scale_note"]:
+                lines += [f"*Scale: {r['scale_note']}.*", ""]
+            lines += [f"- Statistic: {r['statistic']}",
+                      f"- Tolerance: {tolerance_text(r['tolerance'])}. "
+                      f"Why: {r['tolerance'].get('why', '')}",
+                      f"- Seeds: {r['n_seeds']}; time: {r['elapsed_s']:.1f} s",
+                      f"- Run keys: {', '.join(f'`{k}`' for k in r['run_keys']) or 'none'}", ""]
+            lines += [f"![{r['id']}]({p})" for p in r["figures"]]
+        return "\n".join(lines) + "\n"
+
+    def html(self, records: list[dict[str, Any]],
+             figure_png: dict[str, list[tuple[str, bytes]]]) -> str:
+        e = html.escape
+        rows = "".join(
+            f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
+            f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
+            f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
+            f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>" for r in records)
+        sections = []
+        for r in records:
+            imgs = "".join(
+                f"<figure><img alt='{e(rel)}' src='data:image/png;base64,"
+                f"{base64.b64encode(png).decode()}'><figcaption>{e(rel)}</figcaption></figure>"
+                for rel, png in figure_png.get(r["id"], []))
+            scale = (f"<p class='scale'>Scale: {e(r['scale_note'])}.</p>"
+                     if r["scale_note"] else "")
+            keys = ", ".join(f"<code>{e(k)}</code>" for k in r["run_keys"]) or "none"
+            sections.append(
+                f"<section id='{e(r['id'])}'><h2>{e(r['id'])} {_badge(r['verdict'])}</h2>"
+                f"<blockquote>{e(r['statement'])}</blockquote>"
+                f"<p>{e(r['explanation'])}</p>{scale}<ul>"
+                f"<li><b>Statistic:</b> {e(r['statistic'])}</li>"
+                f"<li><b>Tolerance:</b> {e(tolerance_text(r['tolerance']))}. "
+                f"<b>Why:</b> {e(str(r['tolerance'].get('why', '')))}</li>"
+                f"<li><b>Seeds:</b> {r['n_seeds']}; <b>time:</b> {r['elapsed_s']:.1f} s</li>"
+                f"<li><b>Run keys:</b> {keys}</li></ul>{imgs}</section>")
+        header = "".join(f"<li>{_md_bold_to_html(e(line))}</li>" for line in self._header_lines())
+        return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<title>attnverify report ({e(self.profile)})</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem;
+       color: #222; line-height: 1.45; }}
+table {{ border-collapse: collapse; width: 100%; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; }}
+th {{ background: #f4f4f4; }}
+.badge {{ color: white; padding: .1rem .5rem; border-radius: .6rem; font-size: .85em; }}
+blockquote {{ border-left: 4px solid #0072B2; margin: .5rem 0; padding-left: .8rem; }}
+figure img {{ max-width: 100%; }} figcaption {{ font-size: .8em; color: #666; }}
+.scale {{ color: #8a5a00; font-style: italic; }} code {{ font-size: .9em; }}
+section {{ margin-top: 2.5rem; }}
+</style></head><body>
+<h1>attnverify verification report</h1>
+<ul>{header}</ul>
+<table id="verdicts"><thead><tr><th>claim</th><th>paper</th><th>verdict</th><th>theory</th>
+<th>measured [95% CI]</th><th>tolerance</th></tr></thead><tbody>{rows}</tbody></table>
+{''.join(sections)}
+</body></html>
+"""
+
+
+def _badge(verdict: str) -> str:
+    colour = VERDICT_COLOURS[Verdict(verdict)]
+    return f"<span class='badge' style='background:{colour}'>{html.escape(verdict)}</span>"
+
+
+def _md_bold_to_html(text: str) -> str:
+    parts = text.split("**")
+    return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

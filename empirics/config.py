@@ -1,0 +1,82 @@
+"""Frozen, self-validating configuration records with a kind registry.
+
+Tasks, models and optimizers are small frozen dataclasses. Each subclass names its ``kind``;
+the registry turns a plain dict (from JSON) back into the right class, so a
+:class:`~empirics.spec.RunSpec` round-trips through the run store exactly. Validation errors are
+``ValueError`` naming the field and the accepted values (ARCHITECTURE.md, "Contracts").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+Batch = dict[str, "torch.Tensor"]
+"""A batch of named tensors, as a task samples it and a model consumes it."""
+
+_REGISTRY: dict[str, dict[str, type[Config]]] = {}
+
+
+class Config:
+    """Base of task, model and optimizer configs: frozen dataclasses registered by kind."""
+
+    family: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            _REGISTRY.setdefault(cls.family, {})[cls.kind] = cls
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError on an invalid field; subclasses extend this."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **dataclasses.asdict(self)}  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        kinds = _REGISTRY.get(cls.family, {})
+        kind = data.get("kind")
+        if kind not in kinds:
+            raise ValueError(
+                f"unknown {cls.family} kind {kind!r}; accepted: {', '.join(sorted(kinds))}"
+            )
+        fields = {k: v for k, v in data.items() if k != "kind"}
+        return kinds[kind](**fields)
+
+
+def require(condition: bool, field: str, accepted: str, value: Any) -> None:
+    """Raise ``ValueError("FIELD must be ACCEPTED; got VALUE")`` unless ``condition`` holds."""
+    if not condition:
+        raise ValueError(f"{field} must be {accepted}; got {value!r}")
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class TaskConfig(Config):
+    """A data distribution: ``sample`` draws a batch from a seeded generator."""
+
+    family = "task"
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        raise NotImplementedError
+
+
+class ModelConfig(Config):
+    """A network family: ``build`` returns a module with ``loss``, ``metrics`` and ``attention``
+    (see :class:`empirics.train.TrainableModel`)."""
+
+    family = "model"
+
+    def build(self, task: TaskConfig) -> nn.Module:
+        raise NotImplementedError

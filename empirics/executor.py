@@ -1,0 +1,97 @@
+"""The local executor: runs a list of RunSpecs through the store on a process pool.
+
+Cached runs are read back; missing runs are trained one per worker process with
+``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops; ARCHITECTURE.md,
+"Performance conventions"). Workers publish their results to the store themselves, so a sweep that
+is interrupted keeps every finished run and a restart recomputes only what is missing. The
+in-process path uses one thread too, so both paths give identical arrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from empirics.result import RunResult
+from empirics.spec import RunSpec
+from empirics.store import RunStore
+from empirics.train import train
+
+
+@contextlib.contextmanager
+def single_thread() -> Iterator[None]:
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _init_worker() -> None:
+    torch.set_num_threads(1)
+
+
+def _train_and_store(spec_data: dict[str, Any], store_root: str) -> str:
+    spec = RunSpec.from_dict(spec_data)
+    RunStore(store_root).put(train(spec))
+    return spec.key()
+
+
+class LocalExecutor:
+    """Runs specs on up to ``workers`` processes (default: the number of cores)."""
+
+    def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
+        workers = workers if workers is not None else (os.cpu_count() or 1)
+        if workers < 1:
+            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        self.store = store
+        self.workers = workers
+        self.progress = progress
+
+    def run(self, specs: Sequence[RunSpec], desc: str = "runs") -> list[RunResult]:
+        """Results in the order of ``specs``, computing only the runs missing from the store."""
+        unique = {spec.key(): spec for spec in specs}
+        found = {key: self.store.lookup(spec) for key, spec in unique.items()}
+        missing = [unique[key] for key, result in found.items() if result is None]
+        if missing:
+            bar = tqdm(total=len(missing), desc=desc, unit="run", disable=not self.progress,
+                       leave=False)
+            with bar:
+                if self.workers == 1 or len(missing) == 1:
+                    with single_thread():
+                        for spec in missing:
+                            bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
+                            result = train(spec)
+                            self.store.put(result)
+                            found[spec.key()] = result
+                            bar.update()
+                else:
+                    self._run_pool(missing, bar)
+                    for spec in missing:
+                        found[spec.key()] = self.store.get(spec.key())
+        return [found[spec.key()] for spec in specs]  # type: ignore[misc]
+
+    def _run_pool(self, missing: Sequence[RunSpec], bar: Any) -> None:
+        context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
+        n_proc = min(self.workers, len(missing))
+        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=_init_worker) as pool:
+            futures = {pool.submit(_train_and_store, spec.to_dict(), str(self.store.root)): spec
+                       for spec in missing}
+            for future in as_completed(futures):
+                spec = futures[future]
+                try:
+                    future.result()
+                except Exception as exc:
+                    for other in futures:
+                        other.cancel()
+                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed: {exc}") from exc
+                bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
+                bar.update()

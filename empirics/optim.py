@@ -1,0 +1,42 @@
+"""Optimizer configs. The papers train with Adam at PyTorch defaults (snell2021.md §1); exact
+symmetry statements use plain SGD, which does not amplify round-off (snell2021.md §9.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+from empirics.config import Config, require
+
+
+class OptimizerConfig(Config):
+    family = "optimizer"
+
+    def build(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Adam(OptimizerConfig):
+    kind = "adam"
+    lr: float = 1e-3
+
+    def validate(self) -> None:
+        require(isinstance(self.lr, int | float) and self.lr > 0, "optimizer.lr", "> 0", self.lr)
+
+    def build(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        return torch.optim.Adam(params, lr=self.lr)
+
+
+@dataclass(frozen=True)
+class SGD(OptimizerConfig):
+    kind = "sgd"
+    lr: float = 0.1
+
+    def validate(self) -> None:
+        require(isinstance(self.lr, int | float) and self.lr > 0, "optimizer.lr", "> 0", self.lr)
+
+    def build(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
+        return torch.optim.SGD(params, lr=self.lr)

@@ -1,0 +1,109 @@
+"""RunSpec: the complete, frozen description of one training run (ARCHITECTURE.md, "Core objects").
+
+Its identity is a content hash of the canonical JSON of the spec plus the package version, so the
+same spec always finds the same cache entry and any change of code version recomputes. One root
+seed derives independent seeds for the data stream, the initialisation and the evaluation set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from empirics.config import ModelConfig, TaskConfig, is_int, require
+from empirics.optim import Adam, OptimizerConfig
+from empirics.versions import package_version
+
+DTYPES = ("float32", "float64")
+DEVICES = ("cpu", "cuda")
+SEED_STREAMS = ("data", "init", "eval")
+
+
+class Seeds(NamedTuple):
+    data: int
+    init: int
+    eval: int
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    task: TaskConfig
+    model: ModelConfig
+    optimizer: OptimizerConfig = field(default_factory=Adam)
+    steps: int = 200
+    batch_size: int = 128
+    eval_every: int = 10
+    eval_size: int = 50
+    seed: int = 0
+    dtype: str = "float32"
+    device: str = "cpu"
+    attention_snapshots: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.task, TaskConfig), "task", "a task config", self.task)
+        require(isinstance(self.model, ModelConfig), "model", "a model config", self.model)
+        require(isinstance(self.optimizer, OptimizerConfig), "optimizer", "an optimizer config",
+                self.optimizer)
+        require(is_int(self.steps) and self.steps >= 0, "steps", "an integer >= 0", self.steps)
+        for name in ("batch_size", "eval_every", "eval_size"):
+            value = getattr(self, name)
+            require(is_int(value) and value >= 1, name, "an integer >= 1", value)
+        require(is_int(self.seed) and 0 <= self.seed < 2**32, "seed", "an integer in [0, 2^32)",
+                self.seed)
+        require(self.dtype in DTYPES, "dtype", f"one of {', '.join(DTYPES)}", self.dtype)
+        require(self.device in DEVICES, "device", f"one of {', '.join(DEVICES)}", self.device)
+        snaps = tuple(self.attention_snapshots)
+        require(all(is_int(s) and 0 <= s <= self.steps for s in snaps), "attention_snapshots",
+                f"steps in [0, {self.steps}]", snaps)
+        object.__setattr__(self, "attention_snapshots", tuple(sorted(set(snaps))))
+
+    def seeds(self) -> Seeds:
+        """Independent seeds for data, init and eval, derived from the root seed."""
+        states = [np.random.SeedSequence([self.seed, i]).generate_state(1)[0]
+                  for i in range(len(SEED_STREAMS))]
+        return Seeds(*(int(s) for s in states))
+
+    def eval_steps(self) -> list[int]:
+        """Step 0, every ``eval_every`` steps, the attention snapshots, and the last step."""
+        steps = set(range(0, self.steps + 1, self.eval_every)) | {self.steps}
+        return sorted(steps | set(self.attention_snapshots))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task.to_dict(),
+            "model": self.model.to_dict(),
+            "optimizer": self.optimizer.to_dict(),
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "eval_every": self.eval_every,
+            "eval_size": self.eval_size,
+            "seed": self.seed,
+            "dtype": self.dtype,
+            "device": self.device,
+            "attention_snapshots": list(self.attention_snapshots),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSpec:
+        data = dict(data)
+        data["task"] = TaskConfig.from_dict(data["task"])
+        data["model"] = ModelConfig.from_dict(data["model"])
+        data["optimizer"] = OptimizerConfig.from_dict(data["optimizer"])
+        data["attention_snapshots"] = tuple(data.get("attention_snapshots", ()))
+        return cls(**data)
+
+    def key(self) -> str:
+        """Content hash of the spec and the package version: the run's identity in the store."""
+        payload = json.dumps({"spec": self.to_dict(), "version": package_version()},
+                             sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+    def label(self) -> str:
+        """A short human-readable description for logs and progress bars."""
+        task = ",".join(f"{k}={v}" for k, v in self.task.to_dict().items() if k != "kind")
+        model = ",".join(f"{k}={v}" for k, v in self.model.to_dict().items() if k != "kind")
+        return f"{self.task.kind}({task}) {self.model.kind}({model}) seed={self.seed}"

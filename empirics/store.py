@@ -1,0 +1,172 @@
+"""RunStore: a content-addressed cache of RunResults on disk (ARCHITECTURE.md, "Core objects").
+
+Layout: ``ROOT/runs/<key[:2]>/<key>/{meta.json, arrays.npz}``. Arrays are ``.npz`` loaded with
+``allow_pickle=False``; metadata is JSON carrying a schema version and the SHA-256 of the arrays
+file, so nothing read from disk can execute code and a damaged entry is detected, never used.
+
+Writes are atomic: an entry is assembled in ``ROOT/tmp/`` and published with one ``rename`` of its
+directory, so a killed writer leaves at most an unpublished temporary directory, and of two
+concurrent writers of the same key one publishes and the other discards its identical copy.
+Every lookup logs one line: cached, or missing and about to be computed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import io
+import json
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from empirics.result import RunResult
+from empirics.spec import RunSpec
+
+SCHEMA_VERSION = 1
+ENV_VAR = "ATTNVERIFY_CACHE"
+log = logging.getLogger("attnverify.store")
+
+
+def default_cache_dir() -> Path:
+    """``$ATTNVERIFY_CACHE``, else ``$XDG_CACHE_HOME/attnverify``, else ``~/.cache/attnverify``."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "attnverify"
+
+
+class CorruptEntryError(Exception):
+    """A cache entry exists but cannot be trusted (truncated, wrong checksum or schema)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"corrupt cache entry {path}: {reason}; remove it with "
+                         f"'attnverify runs rm {path.name}' and run again")
+        self.path = path
+
+
+def _fsync_write(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class RunStore:
+    def __init__(self, root: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_dir()
+
+    def _entry(self, key: str) -> Path:
+        return self.root / "runs" / key[:2] / key
+
+    def __contains__(self, key: str) -> bool:
+        return (self._entry(key) / "meta.json").exists()
+
+    # -- writing -----------------------------------------------------------------------------
+    def put(self, result: RunResult) -> Path:
+        """Publish ``result`` atomically; a no-op when the key is already stored."""
+        key = result.key
+        final = self._entry(key)
+        if final.exists():
+            return final
+        buffer = io.BytesIO()
+        np.savez(buffer, **result.arrays())
+        arrays = buffer.getvalue()
+        meta = {"schema": SCHEMA_VERSION, "arrays_sha256": hashlib.sha256(arrays).hexdigest(),
+                **result.metadata()}
+        tmp_root = self.root / "tmp"
+        tmp_root.mkdir(parents=True, exist_ok=True)
+        tmp = tmp_root / f"{key}.{os.getpid()}.{uuid.uuid4().hex}"
+        tmp.mkdir()
+        try:
+            _fsync_write(tmp / "arrays.npz", arrays)
+            _fsync_write(tmp / "meta.json", json.dumps(meta, indent=1).encode())
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(tmp, final)  # atomic publication of the whole directory
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+                # another writer published the same key first: same content, keep theirs
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return final
+
+    # -- reading -----------------------------------------------------------------------------
+    def get(self, key: str) -> RunResult | None:
+        """The stored result, None when absent; raises CorruptEntryError when damaged."""
+        entry = self._entry(key)
+        if not entry.exists():
+            return None
+        meta = self._read_meta(entry)
+        try:
+            raw = (entry / "arrays.npz").read_bytes()
+        except OSError as exc:
+            raise CorruptEntryError(entry, f"arrays unreadable ({exc.strerror})") from None
+        if hashlib.sha256(raw).hexdigest() != meta.get("arrays_sha256"):
+            raise CorruptEntryError(entry, "arrays checksum mismatch")
+        try:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in npz.files}
+            return RunResult.from_parts(meta, arrays)
+        except (ValueError, KeyError, OSError) as exc:
+            raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
+
+    def _read_meta(self, entry: Path) -> dict[str, Any]:
+        try:
+            meta = json.loads((entry / "meta.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise CorruptEntryError(entry, f"metadata unreadable ({exc})") from None
+        if not isinstance(meta, dict) or meta.get("schema") != SCHEMA_VERSION:
+            raise CorruptEntryError(entry, f"schema version is not {SCHEMA_VERSION}")
+        if meta.get("key") != entry.name:
+            raise CorruptEntryError(entry, "key does not match its directory")
+        return meta
+
+    def lookup(self, spec: RunSpec) -> RunResult | None:
+        """``get`` by spec, logging one line: cached, or missing (to be computed)."""
+        key = spec.key()
+        result = self.get(key)
+        if result is None:
+            log.info("compute %s %s (not in cache)", key, spec.label())
+        else:
+            log.info("cached  %s %s", key, spec.label())
+        return result
+
+    # -- listing and removal -----------------------------------------------------------------
+    def keys(self) -> Iterator[str]:
+        runs = self.root / "runs"
+        if runs.exists():
+            for entry in sorted(runs.glob("*/*")):
+                if (entry / "meta.json").exists():
+                    yield entry.name
+
+    def metadata(self, key: str) -> dict[str, Any]:
+        entry = self._entry(key)
+        if not entry.exists():
+            raise KeyError(key)
+        return self._read_meta(entry)
+
+    def remove(self, key: str) -> bool:
+        entry = self._entry(key)
+        if not entry.exists():
+            return False
+        shutil.rmtree(entry)
+        with contextlib.suppress(OSError):
+            entry.parent.rmdir()
+        return True
+
+    def clear(self) -> int:
+        """Remove every entry; returns how many were removed."""
+        keys = list(self.keys())
+        for key in keys:
+            self.remove(key)
+        shutil.rmtree(self.root / "tmp", ignore_errors=True)
+        return len(keys)

@@ -1,0 +1,101 @@
+"""The one training loop (ARCHITECTURE.md: "a second copy of a loop is a defect").
+
+``train(spec)`` builds the model from the init seed, draws every training batch from the data seed
+and evaluates on a fixed batch drawn from the eval seed, on the spec's schedule, under
+``torch.no_grad()``. A non-finite training loss stops the run and marks it ``diverged``: a result,
+not a crash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from empirics.config import Batch
+from empirics.result import RunResult
+from empirics.spec import RunSpec
+from empirics.versions import versions
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+class TrainableModel(Protocol):
+    """What the loop needs of a model (models are ``nn.Module`` subclasses)."""
+
+    def loss(self, batch: Batch) -> torch.Tensor: ...
+    def metrics(self, batch: Batch) -> dict[str, float]: ...
+    def attention(self, batch: Batch) -> torch.Tensor: ...
+
+
+def _to(batch: Batch, device: torch.device) -> Batch:
+    return {k: v.to(device) for k, v in batch.items()}
+
+
+def build_model(spec: RunSpec) -> torch.nn.Module:
+    """The model at initialisation: deterministic in the spec's init seed, global RNG untouched."""
+    if spec.device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' requested but no CUDA device is available")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(spec.seeds().init)
+        model = spec.model.build(spec.task)
+    return model.to(device=spec.device, dtype=DTYPES[spec.dtype])
+
+
+def train(spec: RunSpec, on_step: Callable[[int], None] | None = None) -> RunResult:
+    """Run ``spec`` to completion (or divergence) and return its :class:`RunResult`."""
+    start = time.perf_counter()
+    seeds = spec.seeds()
+    device = torch.device(spec.device)
+    model = build_model(spec)
+    optimizer = spec.optimizer.build(model.parameters())
+    data_gen = torch.Generator().manual_seed(seeds.data)
+    eval_batch = _to(spec.task.sample(spec.eval_size, torch.Generator().manual_seed(seeds.eval)),
+                     device)
+    eval_at = set(spec.eval_steps())
+
+    eval_steps: list[int] = []
+    history: dict[str, list[float]] = {}
+    attention: dict[int, np.ndarray] = {}
+
+    def evaluate(step: int) -> None:
+        model.eval()
+        with torch.no_grad():
+            for name, value in model.metrics(eval_batch).items():
+                history.setdefault(name, []).append(value)
+            if step in spec.attention_snapshots:
+                attention[step] = model.attention(eval_batch).float().cpu().numpy()
+        model.train()
+        eval_steps.append(step)
+
+    train_loss = np.full(spec.steps, np.nan)
+    status = "ok"
+    evaluate(0)
+    for step in range(1, spec.steps + 1):
+        loss = model.loss(_to(spec.task.sample(spec.batch_size, data_gen), device))
+        train_loss[step - 1] = loss.item()
+        if not np.isfinite(train_loss[step - 1]):
+            status = "diverged"
+            train_loss = train_loss[:step]
+            break
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if step in eval_at:
+            evaluate(step)
+        if on_step is not None:
+            on_step(step)
+
+    return RunResult(
+        spec=spec,
+        status=status,
+        eval_steps=np.asarray(eval_steps, dtype=np.int64),
+        metrics={k: np.asarray(v, dtype=np.float64) for k, v in history.items()},
+        train_loss=train_loss,
+        attention=attention,
+        wall_time_s=time.perf_counter() - start,
+        versions=versions(),
+    )

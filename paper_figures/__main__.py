@@ -1,0 +1,7 @@
+"""``python -m paper_figures``: the same as ``attnverify figures``."""
+
+import sys
+
+from compare.cli import main
+
+sys.exit(main(["figures", *sys.argv[1:]]))

@@ -1,0 +1,41 @@
+"""Hypothesis profiles and shared fixtures.
+
+Profiles: ``ci`` (deterministic, no deadline; loaded automatically when ``CI`` is set), ``dev``
+(the default) and ``thorough`` (many examples). Choose one with ``HYPOTHESIS_PROFILE=thorough``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=30, derandomize=True, deadline=None,
+                          print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.register_profile("thorough", max_examples=500, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tests run like workers: one torch thread (results then match the executor exactly)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture
+def store(tmp_path):
+    from empirics import RunStore
+
+    return RunStore(tmp_path / "cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path, monkeypatch):
+    """No test touches the user's real cache."""
+    monkeypatch.setenv("ATTNVERIFY_CACHE", str(tmp_path / "default-cache"))

@@ -1,0 +1,100 @@
+"""The attnverify CLI: user errors (exit 2, one line, nothing written), predict, runs, verify."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from compare.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["verify", "--claim", "snell.nope"], "unknown claim 'snell.nope'; accepted: snell."),
+    (["verify", "--paper", "hinton"], "unknown paper 'hinton'; accepted: snell, musat, bao"),
+    (["verify", "--profile", "huge"], "unknown profile 'huge'; accepted: smoke, quick, full"),
+    (["verify", "--executor", "dask://nowhere"], "unknown executor"),
+    (["verify", "--workers", "0"], "--workers must be an integer >= 1"),
+    (["verify", "--workers", "two"], "invalid int value: 'two'"),
+    (["predict", "snell.nope"], "unknown quantity 'snell.nope'; accepted: snell.kappa"),
+    (["predict", "snell.kappa", "--V", "30", "--L", "40"], "L must be <= V"),
+    (["predict", "snell.kappa", "--V", "-3", "--L", "2"], "V (vocabulary size) must be"),
+    (["predict", "snell.kappa", "--V", "abc", "--L", "2"], "V (vocabulary size) must be"),
+    (["predict", "snell.kappa", "--V", "30"], "missing parameter(s) L"),
+    (["predict", "snell.kappa", "--V", "30", "--L", "3", "--W", "1"], "unknown parameter(s) W"),
+    (["predict", "snell.kappa", "--V"], "parameter --V has no value"),
+    (["predict", "snell.kappa", "60"], "expected --PARAM VALUE"),
+    (["runs", "show", "deadbeef"], "no run 'deadbeef'"),
+    (["runs", "rm", "deadbeef"], "no run 'deadbeef'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["verify", "--bogus"], "unrecognized arguments: --bogus"),
+])
+def test_user_errors_exit_2_with_one_line(capsys, tmp_path, argv, fragment):
+    cache, out_dir = tmp_path / "c", tmp_path / "report"
+    extra = ["--cache", str(cache)] + (["--out", str(out_dir)] if argv[0] == "verify" else [])
+    code, out, err = run(capsys, *argv, *extra)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
+    assert not cache.exists() and not out_dir.exists()
+
+
+def test_real_process_exit_code_and_stderr(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "compare.cli", "verify", "--claim", "x.y",
+                           "--cache", str(tmp_path / "c")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith("attnverify: error: unknown claim 'x.y'")
+    assert proc.stderr.count("\n") == 1 and proc.stdout == ""
+
+
+def test_predict_prints_json_with_value(capsys):
+    code, out, _ = run(capsys, "predict", "snell.kappa", "--V", "60", "--L", "40")
+    data = json.loads(out)
+    assert code == 0 and data["value"] == pytest.approx(20 / (60 * 59))
+    assert data["quantity"] == "snell.kappa" and data["derived"] is True
+    code, out, _ = run(capsys, "predict", "snell.kappa", "--V=40", "--L=40",
+                       "--distribution=permutation")
+    assert json.loads(out)["value"] == 0.0
+
+
+def test_verify_runs_and_export(capsys, tmp_path):
+    cache, out_dir = str(tmp_path / "c"), tmp_path / "r"
+    code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
+                         "--profile", "smoke", "--cache", cache, "--out", str(out_dir),
+                         "--workers", "1")
+    assert code == 0
+    assert "snell.uniform_attention_at_init  confirmed" in out
+    assert f"report: {(out_dir / 'report.html').resolve()}" in out
+    assert err.count("not in cache") == 3
+    # second time: everything from the cache
+    code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
+                         "--profile", "smoke", "--cache", cache, "--out", str(out_dir))
+    assert code == 0 and err.count("cached ") == 3 and "not in cache" not in err
+
+    code, out, err = run(capsys, "runs", "list", "--cache", cache)
+    keys = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and len(keys) == 3
+    code, out, _ = run(capsys, "runs", "show", keys[0], "--cache", cache)
+    assert json.loads(out)["key"] == keys[0]
+    code, out, _ = run(capsys, "runs", "export", "--cache", cache)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 3 and {"key", "step", "seed", "attn_entropy", "task.vocab_size"} <= set(
+        rows[0])
+    code, _, err = run(capsys, "runs", "clear", "--cache", cache)
+    assert "removed 3 runs" in err
+
+
+def test_claims_lists_every_claim(capsys):
+    code, out, _ = run(capsys, "claims")
+    assert code == 0
+    assert "snell.kappa_closed_form" in out and "snell.subset_learned_every_seed" in out

@@ -1,0 +1,56 @@
+"""The report: report.json follows the schema of ARCHITECTURE.md; md and html are complete."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from compare.cli import main
+
+CLAIM_FIELDS = {"id": str, "paper": str, "statement": str, "verdict": str, "statistic": str,
+                "tolerance": dict, "n_seeds": int, "run_keys": list, "elapsed_s": float,
+                "figures": list, "empirical": dict}
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    code = main(["verify", "--profile", "smoke", "--cache", str(root / "cache"), "--out",
+                 str(root / "out"), "--workers", "1", "--quiet"])
+    assert code == 0
+    return root / "out"
+
+
+def test_json_schema(report_dir):
+    doc = json.loads((report_dir / "report.json").read_text())
+    assert doc["profile"] == "smoke"
+    assert {"attnverify", "torch", "numpy", "python"} <= set(doc["versions"])
+    ids = [c["id"] for c in doc["claims"]]
+    assert {"snell.kappa_closed_form", "snell.uniform_attention_at_init",
+            "snell.subset_learned_every_seed"} <= set(ids)
+    for claim in doc["claims"]:
+        for name, kind in CLAIM_FIELDS.items():
+            assert isinstance(claim[name], kind), (claim["id"], name)
+        assert "theory" in claim and claim["verdict"] in {"confirmed", "refuted", "inconclusive"}
+        assert "value" in claim["empirical"]
+        for fig in claim["figures"]:
+            assert (report_dir / fig).read_bytes().startswith(b"\x89PNG")
+    training = [c for c in doc["claims"] if c["run_keys"]]
+    assert training and all(c["scale_note"] and "below the paper's scale" in c["scale_note"]
+                            for c in training)
+
+
+def test_markdown_and_html(report_dir):
+    md = (report_dir / "report.md").read_text()
+    html = (report_dir / "report.html").read_text()
+    doc = json.loads((report_dir / "report.json").read_text())
+    assert "| claim | paper | verdict |" in md
+    assert "<table id=\"verdicts\">" in html
+    for claim in doc["claims"]:
+        assert claim["id"] in md and claim["id"] in html
+        for fig in claim["figures"]:
+            png = (report_dir / fig).read_bytes()
+            assert base64.b64encode(png).decode() in html  # self-contained
+    assert "src='figures/" not in html

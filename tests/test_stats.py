@@ -1,0 +1,65 @@
+"""compare.stats: intervals against known values and coverage; the comparator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compare.stats import binomial_ci, bonferroni_z, bootstrap_ci, compare, mean_ci
+
+
+def test_clopper_pearson_known_values():
+    lo, hi = binomial_ci(6, 6)
+    assert lo == pytest.approx(0.025 ** (1 / 6)) and hi == 1.0
+    lo, hi = binomial_ci(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 10))
+
+
+@given(st.integers(1, 60), st.data())
+def test_binomial_interval_contains_the_estimate(n, data):
+    k = data.draw(st.integers(0, n))
+    lo, hi = binomial_ci(k, n)
+    assert 0 <= lo <= k / n <= hi <= 1
+
+
+def test_mean_ci_coverage():
+    """A 95% t-interval covers the true mean in about 95% of 2000 samples of size 5."""
+    rng = np.random.default_rng(0)
+    hits = sum(lo <= 1.0 <= hi for lo, hi in (mean_ci(rng.normal(1.0, 2.0, 5))
+                                               for _ in range(2000)))
+    # binomial SE of a 95% rate over 2000 trials is 0.0049; allow 4 SE
+    assert abs(hits / 2000 - 0.95) < 4 * 0.0049
+
+
+def test_mean_ci_edge_cases():
+    assert mean_ci([3.0, 3.0]) == (3.0, 3.0)
+    assert mean_ci([1.0]) == (-np.inf, np.inf)
+    with pytest.raises(ValueError):
+        mean_ci([])
+
+
+def test_bootstrap_ci_brackets_the_median_and_is_seeded():
+    x = np.random.default_rng(1).normal(size=50)
+    lo, hi = bootstrap_ci(x)
+    assert lo <= np.median(x) <= hi
+    assert bootstrap_ci(x) == (lo, hi)
+    assert bootstrap_ci([2.0, 2.0, 2.0]) == (2.0, 2.0)
+
+
+def test_compare_relative_and_absolute_tolerance():
+    assert compare(1.0, 1.05, rtol=0.1).passed
+    assert not compare(1.0, 1.2, rtol=0.1).passed
+    assert compare(0.0, 1e-9, atol=1e-8).passed
+    c = compare([1.0, 2.0, 3.0], [1.0, 2.5, 3.0], rtol=0.1)
+    assert not c.passed and c.worst_index == (1,) and c.max_abs_error == pytest.approx(0.5)
+    assert not compare(1.0, np.nan, rtol=1.0).passed
+    assert compare([1.0, 2.0], [1.1, 2.0], atol=[0.2, 0.0]).passed
+    with pytest.raises(ValueError, match="shape"):
+        compare([1.0, 2.0], [1.0])
+
+
+def test_bonferroni_z():
+    assert bonferroni_z(1, 0.05) == pytest.approx(1.959964, rel=1e-5)
+    assert bonferroni_z(100, 0.05) > bonferroni_z(10, 0.05)

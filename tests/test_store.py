@@ -1,0 +1,144 @@
+"""RunStore: round trip, atomicity under SIGKILL, concurrent writers, corruption detection."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from empirics import CopyTask, CorruptEntryError, RunSpec, RunStore, Seq2SeqConfig, train
+
+
+def tiny_spec(seed: int = 0) -> RunSpec:
+    return RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=3,
+                   batch_size=4, eval_every=1, eval_size=4, seed=seed, attention_snapshots=(3,))
+
+
+def assert_same(a, b):
+    assert a.spec == b.spec and a.status == b.status
+    for name, values in a.arrays().items():
+        np.testing.assert_array_equal(values, b.arrays()[name], err_msg=name)
+
+
+def test_round_trip(store):
+    result = train(tiny_spec())
+    assert store.get(result.key) is None
+    store.put(result)
+    assert result.key in store
+    assert_same(store.get(result.key), result)
+    assert list(store.keys()) == [result.key]
+
+
+def test_lookup_logs_one_line(store, caplog):
+    spec = tiny_spec()
+    caplog.clear()
+    with caplog.at_level("INFO", logger="attnverify.store"):
+        store.lookup(spec)
+        store.put(train(spec))
+        store.lookup(spec)
+    messages = [r.getMessage() for r in caplog.records if r.name == "attnverify.store"]
+    assert len(messages) == 2
+    assert messages[0].startswith("compute") and "not in cache" in messages[0]
+    assert messages[1].startswith("cached")
+
+
+def test_remove_and_clear(store):
+    a, b = train(tiny_spec(0)), train(tiny_spec(1))
+    store.put(a)
+    store.put(b)
+    assert store.remove(a.key) and not store.remove(a.key)
+    assert store.clear() == 1 and list(store.keys()) == []
+
+
+@pytest.mark.parametrize("damage", ["truncate_arrays", "flip_byte", "bad_json", "old_schema"])
+def test_corrupt_entries_are_detected(store, damage):
+    result = train(tiny_spec())
+    entry = store.put(result)
+    arrays, meta = entry / "arrays.npz", entry / "meta.json"
+    if damage == "truncate_arrays":
+        arrays.write_bytes(arrays.read_bytes()[:100])
+    elif damage == "flip_byte":
+        raw = bytearray(arrays.read_bytes())
+        raw[len(raw) // 2] ^= 0xFF
+        arrays.write_bytes(bytes(raw))
+    elif damage == "bad_json":
+        meta.write_text("{not json")
+    else:
+        data = json.loads(meta.read_text())
+        data["schema"] = 0
+        meta.write_text(json.dumps(data))
+    with pytest.raises(CorruptEntryError, match="corrupt cache entry"):
+        store.get(result.key)
+
+
+WRITER = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    import empirics.store as store_mod
+    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+
+    root, seed, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=3,
+                   batch_size=4, eval_every=1, eval_size=4, seed=seed, attention_snapshots=(3,))
+    result = train(spec)
+    if mode == "hang":
+        real = store_mod._fsync_write
+        def slow(path, data):
+            real(path, data[: len(data) // 2])
+            print("HALF", flush=True)
+            time.sleep(60)
+        store_mod._fsync_write = slow
+    if mode == "race":
+        while time.time() < float(sys.argv[4]):
+            time.sleep(0.001)
+    RunStore(root).put(result)
+    print("DONE", flush=True)
+""")
+
+
+def test_killed_writer_leaves_no_readable_entry(tmp_path):
+    root = tmp_path / "cache"
+    with subprocess.Popen([sys.executable, "-c", WRITER, str(root), "0", "hang"],
+                          stdout=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout.readline().strip() == "HALF"  # mid-write: half the arrays on disk
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    store = RunStore(root)
+    assert list(store.keys()) == []
+    assert store.get(tiny_spec(0).key()) is None
+    assert any((root / "tmp").iterdir())  # the partial write exists, but only as a tmp dir
+    store.put(train(tiny_spec(0)))  # and the run can be stored afterwards
+    assert store.get(tiny_spec(0).key()) is not None
+
+
+def test_concurrent_writers_corrupt_nothing(tmp_path):
+    root = tmp_path / "cache"
+    start = time.time() + 4.0  # all processes publish at (nearly) the same moment
+    seeds = [0, 0, 0, 1, 1, 2]
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(s), "race",
+                               str(start)], stdout=subprocess.PIPE, text=True) for s in seeds]
+    for p in procs:
+        with p:
+            out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0 and "DONE" in out
+    store = RunStore(root)
+    assert sorted(store.keys()) == sorted({tiny_spec(s).key() for s in seeds})
+    for s in set(seeds):
+        assert_same(store.get(tiny_spec(s).key()), train(tiny_spec(s)))
+    assert not any((root / "tmp").iterdir())
+
+
+def test_store_default_location_honours_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("ATTNVERIFY_CACHE", str(tmp_path / "x"))
+    assert RunStore().root == Path(tmp_path / "x")
+    monkeypatch.delenv("ATTNVERIFY_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert RunStore().root == tmp_path / "xdg" / "attnverify"

@@ -1,0 +1,12 @@
+"""Closed-form and numeric predictions of the three papers (numpy, scipy, sympy; never torch).
+
+>>> import theory
+>>> theory.snell.kappa(V=60, L=40).value
+0.005649717514124294
+"""
+
+from theory import snell
+from theory.prediction import Prediction
+from theory.registry import QUANTITIES, predict
+
+__all__ = ["QUANTITIES", "Prediction", "predict", "snell"]

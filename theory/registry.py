@@ -1,0 +1,42 @@
+"""Named theory quantities, as ``attnverify predict PAPER.QUANTITY --param value`` sees them.
+
+Each entry maps a dotted name to a function returning a :class:`~theory.prediction.Prediction`
+and the types of its parameters (read from the signature), so the CLI can validate input without
+knowing any paper.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from theory import snell
+from theory.prediction import Prediction
+
+QUANTITIES: dict[str, Callable[..., Prediction]] = {
+    "snell.kappa": snell.kappa,
+    "snell.kappa_peak": snell.kappa_peak,
+}
+
+
+def parameters(name: str) -> dict[str, inspect.Parameter]:
+    """The parameters of quantity ``name`` (raises KeyError for an unknown name)."""
+    return dict(inspect.signature(QUANTITIES[name]).parameters)
+
+
+def predict(name: str, **params: Any) -> Prediction:
+    """Evaluate quantity ``name``; raises KeyError (unknown name) or ValueError (bad params)."""
+    func = QUANTITIES[name]
+    expected = parameters(name)
+    unknown = sorted(set(params) - set(expected))
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) {', '.join(unknown)} for {name}; "
+            f"accepted: {', '.join(expected)}"
+        )
+    missing = [p for p, spec in expected.items() if spec.default is inspect.Parameter.empty
+               and p not in params]
+    if missing:
+        raise ValueError(f"missing parameter(s) {', '.join(missing)} for {name}")
+    return func(**params)
