@@ -140,7 +140,7 @@ class Report:
             lines += [f"- Statistic: {r['statistic']}",
                       f"- Tolerance: {tolerance_text(r['tolerance'])}. "
                       f"Why: {r['tolerance'].get('why', '')}",
-                      f"- Seeds: {r['n_seeds']}; time: {r['elapsed_s']:.1f} s",
+                      f"- Seeds: {_seeds_text(r)}; time: {r['elapsed_s']:.1f} s",
                       f"- Run keys: {', '.join(f'`{k}`' for k in r['run_keys']) or 'none'}", ""]
             lines += [f"![{r['id']}]({p})" for p in r["figures"]]
         return "\n".join(lines) + "\n"
@@ -169,7 +169,7 @@ class Report:
                 f"<li><b>Statistic:</b> {e(r['statistic'])}</li>"
                 f"<li><b>Tolerance:</b> {e(tolerance_text(r['tolerance']))}. "
                 f"<b>Why:</b> {e(str(r['tolerance'].get('why', '')))}</li>"
-                f"<li><b>Seeds:</b> {r['n_seeds']}; <b>time:</b> {r['elapsed_s']:.1f} s</li>"
+                f"<li><b>Seeds:</b> {e(_seeds_text(r))}; <b>time:</b> {r['elapsed_s']:.1f} s</li>"
                 f"<li><b>Run keys:</b> {keys}</li></ul>{imgs}</section>")
         header = "".join(f"<li>{_md_bold_to_html(e(line))}</li>" for line in self._header_lines())
         return f"""<!doctype html>
@@ -194,6 +194,12 @@ section {{ margin-top: 2.5rem; }}
 {''.join(sections)}
 </body></html>
 """
+
+
+def _seeds_text(record: dict[str, Any]) -> str:
+    if record["n_seeds"] == 0 and not record["run_keys"]:
+        return "none (no training: theory against Monte Carlo)"
+    return str(record["n_seeds"])
 
 
 def _badge(verdict: str) -> str:
