@@ -52,6 +52,17 @@ def _setup_logging(quiet: bool) -> None:
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
+def _check_output_dir(path: Path, option: str) -> None:
+    """UserError unless ``path`` is, or can be created as, a writable directory."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise UserError(f"{option} {path}: {probe} exists and is not a directory")
+    if not os.access(probe, os.W_OK):
+        raise UserError(f"{option} {path}: {probe} is not writable")
+
+
 def _store(args: argparse.Namespace):
     from empirics import RunStore
 
@@ -77,8 +88,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if not claims:
         raise UserError(f"no claims for paper {args.paper!r} yet")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory")
+    _check_output_dir(out, "--out")
+    if args.cache:
+        _check_output_dir(Path(args.cache).expanduser(), "--cache")
 
     from compare.report import Report, fmt, measured_text
     from compare.verify import evaluate
@@ -156,8 +168,7 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     if args.profile not in PROFILES:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory")
+    _check_output_dir(out, "--out")
     from paper_figures import regenerate
 
     written = regenerate(out, args.profile, _store(args), progress=not args.quiet)
@@ -176,8 +187,6 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 # -- runs -----------------------------------------------------------------------------------
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from empirics import CorruptEntryError
-
     store = _store(args)
     try:
         if args.action == "list":
@@ -198,7 +207,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             rows = [row for r in results for row in r.tidy_rows()]
             text = _export(rows, args.format)
             if args.out:
-                Path(args.out).write_text(text)
+                try:
+                    Path(args.out).write_text(text)
+                except OSError as exc:
+                    raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
                 print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
@@ -207,7 +219,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 raise UserError(f"no run {args.key!r} in {store.root}")
         elif args.action == "clear":
             print(f"removed {store.clear()} runs from {store.root}", file=sys.stderr)
-    except CorruptEntryError as exc:
+    except ValueError as exc:  # a malformed run key
         raise UserError(str(exc)) from None
     return 0
 
@@ -234,15 +246,25 @@ def _export(rows: list[dict[str, Any]], fmt_name: str) -> str:
 
 # -- entry point ----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--cache", metavar="DIR",
+    # shared options may be given at any level; SUPPRESS keeps a nested parser from
+    # overwriting a value given earlier with its default
+    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    common.add_argument("--cache", metavar="DIR", default=argparse.SUPPRESS,
                         help="run store directory (default: $ATTNVERIFY_CACHE or "
                              "~/.cache/attnverify)")
-    common.add_argument("-q", "--quiet", action="store_true",
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                         help="no progress bars or cache lines")
-    parser = _Parser(prog="attnverify", description="Check theories of how attention learns "
-                     "against real training runs.")
+    parser = _Parser(prog="attnverify", allow_abbrev=False,
+                     description="Check theories of how attention learns against real "
+                                 "training runs.")
+    parser.set_defaults(cache=None, quiet=False)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add = sub.add_parser
+
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return _add(name, allow_abbrev=False, **kwargs)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
 
     p = sub.add_parser("verify", parents=[common], help="evaluate claims and write the report")
     p.add_argument("--paper", help="snell, musat or bao (default: all)")
@@ -265,6 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
     runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    _add_run = runs.add_parser
+    runs.add_parser = lambda name, **kw: _add_run(name, allow_abbrev=False, **kw)  # type: ignore
     runs.add_parser("list", parents=[common], help="one line per cached run")
     runs.add_parser("show", parents=[common], help="metadata and final metrics").add_argument(
         "key")
@@ -275,6 +299,13 @@ def build_parser() -> argparse.ArgumentParser:
     runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
     runs.add_parser("clear", parents=[common], help="remove every cached run")
     return parser
+
+
+def _is_user_error(exc: Exception) -> bool:
+    """UserError, or a damaged cache entry (without importing torch for ``predict``)."""
+    store = sys.modules.get("empirics.store")
+    return isinstance(exc, UserError) or (store is not None
+                                          and isinstance(exc, store.CorruptEntryError))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -296,7 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "figures":
             return _cmd_figures(args)
         return _cmd_runs(args)
-    except UserError as exc:
+    except Exception as exc:
+        if not _is_user_error(exc):
+            raise
         print(f"attnverify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -9,10 +9,9 @@ in-process path uses one thread too, so both paths give identical arrays.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -23,16 +22,6 @@ from empirics.result import RunResult
 from empirics.spec import RunSpec
 from empirics.store import RunStore
 from empirics.train import train
-
-
-@contextlib.contextmanager
-def single_thread() -> Iterator[None]:
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _init_worker() -> None:
@@ -49,7 +38,7 @@ class LocalExecutor:
     """Runs specs on up to ``workers`` processes (default: the number of cores)."""
 
     def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
-        workers = workers if workers is not None else (os.cpu_count() or 1)
+        workers = workers if workers is not None else len(os.sched_getaffinity(0))
         if workers < 1:
             raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
         self.store = store
@@ -66,13 +55,12 @@ class LocalExecutor:
                        leave=False)
             with bar:
                 if self.workers == 1 or len(missing) == 1:
-                    with single_thread():
-                        for spec in missing:
-                            bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
-                            result = train(spec)
-                            self.store.put(result)
-                            found[spec.key()] = result
-                            bar.update()
+                    for spec in missing:
+                        bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
+                        result = train(spec)
+                        self.store.put(result)
+                        found[spec.key()] = result
+                        bar.update()
                 else:
                     self._run_pool(missing, bar)
                     for spec in missing:

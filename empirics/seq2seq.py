@@ -1,16 +1,22 @@
-"""The copying LSTM seq2seq of Snell et al. (2021), snell2021.md §1.1 (official ``Seq2seq``).
+"""The copying seq2seq models of Snell et al. (2021), snell2021.md §1.1 and §1.2.
 
-One shared embedding for encoder and decoder input (output word o *is* token o), a unidirectional
-1-layer LSTM encoder and decoder, the decoder initialised with the encoder's final (h, c), teacher
-forcing, **no input feeding** (the decoder state s_t does not see the context, so the decoder runs
-over the whole target at once), and single-head Luong "general" attention without scaling:
+Default (``cell="lstm"``, ``heads=1``, shared embedding): the official single-head ``Seq2seq`` of
+§1.1. One shared embedding for encoder and decoder input (output word o *is* token o), a
+unidirectional 1-layer encoder and decoder, the decoder initialised with the encoder's final
+state, teacher forcing, **no input feeding** (s_t does not see the context, so the decoder runs
+over the whole target at once), and Luong "general" attention without scaling:
 
-    score_{t,l} = (W_a s_t + b_a)^T h_l,     alpha_{t,l} = softmax_l(score_{t,l})
-    c_t = W_c (sum_l alpha_{t,l} h_l) + b_c
-    o_t = tanh(W_o [s_t; c_t] + b_o),        log p(. | ...) = log_softmax(W_v o_t + b_v)
+    score^h_{t,l} = (W^h_a s_t + b^h_a)^T h_l,      alpha^h_{t,l} = softmax_l(score^h_{t,l})
+    c_t = (1/H) sum_h [W^h_c (sum_l alpha^h_{t,l} h_l) + b^h_c]
+    o_t = tanh(W_o [s_t; c_t] + b_o),                log p(. | ...) = log_softmax(W_v o_t + b_v)
+
+``cell="gru"``, ``heads=8``, ``shared_embedding=False`` is the multi-head model of §1.2 (per-head
+query map and value/output map, mean over heads; its ``[c; s]`` concatenation order is ours
+``[s; c]``, the same model up to a permutation of W_o's columns). With one head the two forms
+coincide with §1.1.
 
 ``attention="uniform"`` is the official ``--invasive_uniform`` ablation: scores are replaced by
-zeros, so alpha = 1/S exactly and the attention map W_a receives no gradient.
+zeros, so alpha = 1/S exactly and the attention maps W_a receive no gradient.
 """
 
 from __future__ import annotations
@@ -28,50 +34,85 @@ from empirics.copying import CopyTask
 
 @dataclass(frozen=True)
 class Seq2SeqConfig(ModelConfig):
-    """``snell_seq2seq``: hidden size (= embedding size) and the attention mode."""
+    """``snell_seq2seq``: hidden size (= embedding size), attention mode, heads, cell type."""
 
     kind = "snell_seq2seq"
     hidden: int = 256
     attention: str = "learned"
+    heads: int = 1
+    cell: str = "lstm"
+    shared_embedding: bool = True
 
     ATTENTION_MODES = ("learned", "uniform")
+    CELLS = ("lstm", "gru")
 
     def validate(self) -> None:
         require(is_int(self.hidden) and self.hidden >= 1, "model.hidden", "an integer >= 1",
                 self.hidden)
         require(self.attention in self.ATTENTION_MODES, "model.attention",
                 f"one of {', '.join(self.ATTENTION_MODES)}", self.attention)
+        require(is_int(self.heads) and self.heads >= 1, "model.heads", "an integer >= 1",
+                self.heads)
+        require(self.cell in self.CELLS, "model.cell", f"one of {', '.join(self.CELLS)}",
+                self.cell)
+        require(isinstance(self.shared_embedding, bool), "model.shared_embedding",
+                "true or false", self.shared_embedding)
 
     def build(self, task: TaskConfig) -> CopyingSeq2Seq:
         require(isinstance(task, CopyTask), "task", "a copy task for snell_seq2seq", task)
         assert isinstance(task, CopyTask)
-        return CopyingSeq2Seq(task.n_tokens, self.hidden, uniform=self.attention == "uniform")
+        return CopyingSeq2Seq(self, task.n_tokens)
 
 
 class CopyingSeq2Seq(nn.Module):
-    def __init__(self, n_tokens: int, hidden: int, uniform: bool = False) -> None:
+    def __init__(self, config: Seq2SeqConfig, n_tokens: int) -> None:
         super().__init__()
-        self.uniform = uniform
+        hidden, heads = config.hidden, config.heads
+        self.uniform = config.attention == "uniform"
+        self.heads = heads
+        rnn = nn.LSTM if config.cell == "lstm" else nn.GRU
         self.embedding = nn.Embedding(n_tokens, hidden)
-        self.encoder = nn.LSTM(hidden, hidden, batch_first=True)
-        self.decoder = nn.LSTM(hidden, hidden, batch_first=True)
-        self.attn_lin = nn.Linear(hidden, hidden)  # W_a, b_a
-        self.project_enc = nn.Linear(hidden, hidden)  # W_c, b_c
+        self.decoder_embedding = (self.embedding if config.shared_embedding
+                                  else nn.Embedding(n_tokens, hidden))
+        self.encoder = rnn(hidden, hidden, batch_first=True)
+        self.decoder = rnn(hidden, hidden, batch_first=True)
+        self.attn_lin = nn.Linear(hidden, heads * hidden)  # W^h_a, b^h_a of every head
+        # W^h_c, b^h_c per head, with nn.Linear's default init U(-1/sqrt(H), 1/sqrt(H))
+        bound = 1 / math.sqrt(hidden)
+        self.project_enc_weight = nn.Parameter(torch.empty(heads, hidden, hidden).uniform_(
+            -bound, bound))
+        self.project_enc_bias = nn.Parameter(torch.empty(heads, hidden).uniform_(-bound, bound))
         self.after_decoder = nn.Linear(2 * hidden, hidden)  # W_o, b_o
         self.hidden2vocab = nn.Linear(hidden, n_tokens)  # W_v, b_v
 
-    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return (logits (B, T, n_tokens), attention (B, 1, T, S))."""
+    def states(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Encoder states h (B, S, H) and teacher-forced decoder states s (B, T, H)."""
         enc, state = self.encoder(self.embedding(batch["source"]))  # (B, S, H)
-        dec, _ = self.decoder(self.embedding(batch["decoder_input"]), state)  # (B, T, H)
+        dec, _ = self.decoder(self.decoder_embedding(batch["decoder_input"]), state)  # (B, T, H)
+        return enc, dec
+
+    def project(self, summary: torch.Tensor) -> torch.Tensor:
+        """Mean over heads of W^h_c summary^h + b^h_c: (..., heads, H) -> (..., H)."""
+        out = torch.einsum("...kh,koh->...ko", summary, self.project_enc_weight)
+        return (out + self.project_enc_bias).mean(dim=-2)
+
+    def readout(self, dec: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """Logits from decoder states and contexts (broadcast over leading dims)."""
+        dec, context = torch.broadcast_tensors(dec, context)
+        return self.hidden2vocab(torch.tanh(self.after_decoder(torch.cat([dec, context], -1))))
+
+    def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return (logits (B, T, n_tokens), attention (B, heads, T, S))."""
+        enc, dec = self.states(batch)
+        b, t, h = dec.shape
         if self.uniform:
-            scores = dec.new_zeros(dec.shape[0], dec.shape[1], enc.shape[1])  # (B, T, S)
+            scores = dec.new_zeros(b, self.heads, t, enc.shape[1])  # (B, K, T, S)
         else:
-            scores = self.attn_lin(dec) @ enc.transpose(1, 2)  # (B, T, S)
-        alpha = torch.softmax(scores, dim=-1)  # (B, T, S), explicit so it can be recorded
-        context = self.project_enc(alpha @ enc)  # (B, T, H)
-        out = torch.tanh(self.after_decoder(torch.cat([dec, context], dim=-1)))  # (B, T, H)
-        return self.hidden2vocab(out), alpha.unsqueeze(1)
+            queries = self.attn_lin(dec).view(b, t, self.heads, h).transpose(1, 2)  # (B,K,T,H)
+            scores = queries @ enc.unsqueeze(1).transpose(2, 3)  # (B, K, T, S)
+        alpha = torch.softmax(scores, dim=-1)  # (B, K, T, S), explicit so it can be recorded
+        summary = (alpha @ enc.unsqueeze(1)).transpose(1, 2)  # (B, T, K, H)
+        return self.readout(dec, self.project(summary)), alpha
 
     def loss(self, batch: Batch) -> torch.Tensor:
         """Mean token negative log-likelihood over all B x T targets (official NLLLoss)."""
@@ -79,32 +120,55 @@ class CopyingSeq2Seq(nn.Module):
         return F.cross_entropy(logits.flatten(0, 1), batch["target"].flatten())
 
     def attention(self, batch: Batch) -> torch.Tensor:
-        """Attention pattern [batch, head, query_pos, key_pos] = (B, 1, T, S)."""
+        """Attention pattern [batch, head, query_pos, key_pos] = (B, heads, T, S)."""
         return self(batch)[1]
+
+    def ktiw_probe(self, batch: Batch) -> torch.Tensor:
+        """KTIW probe beta (snell2021.md §3.1): (B, T, S) log-probability of the gold token y_t
+        when attention is replaced by a one-hot on source position l (in every head), the real
+        decoder state s_t kept: ``beta_{t,l} = log p(y_t | s_t, c_t := mean_h W^h_c h_l + b^h_c)``.
+        """
+        enc, dec = self.states(batch)
+        per_head = enc.unsqueeze(2).expand(-1, -1, self.heads, -1)  # (B, S, K, H)
+        contexts = self.project(per_head).unsqueeze(1)  # (B, 1, S, H)
+        logits = self.readout(dec.unsqueeze(2), contexts)  # (B, T, S, n_tokens)
+        gold = batch["target"][:, :, None, None].expand(-1, -1, logits.shape[2], 1)
+        return torch.log_softmax(logits, dim=-1).gather(-1, gold).squeeze(-1)  # (B, T, S)
 
     def metrics(self, batch: Batch) -> dict[str, float]:
         """Evaluation metrics of snell2021.md §3.4 plus the recommended additions.
 
-        ``acc``: teacher-forced token accuracy over all T targets (incl. EOS); ``attn_acc``:
-        fraction of (example, t) with argmax_l alpha_{t,l} = t; ``attn_acc_m1``/``_p1``: argmax at
-        t+1 / t-1; ``gold_attention``: mean alpha_{t,t}; ``attn_entropy``: mean entropy in nats;
-        ``attn_max``: mean max_l alpha_{t,l}.
+        ``loss``: mean token NLL over all T targets; ``loss_words``: over the L word positions
+        (EOS step excluded, the convention of the bag-of-words bounds, §9.1); ``acc``:
+        teacher-forced token accuracy over all T targets (incl. EOS); ``attn_acc``: fraction of
+        (example, t) with argmax_l alpha_{t,l} = t, for the best-aligned head (per head as
+        ``attn_acc_head<k>`` when there are several); ``attn_acc_m1``/``_p1``: argmax at t+1 /
+        t-1; ``gold_attention``: mean alpha_{t,t}; ``attn_entropy``: mean entropy in nats;
+        ``attn_max``: mean max_l alpha_{t,l} (these three averaged over heads); ``ktiw_acc``:
+        fraction of (example, t) with argmax_l beta_{t,l} = t (KTIW probe accuracy; chance 1/S).
         """
-        logits, attn = self(batch)
+        logits, alpha = self(batch)  # alpha: (B, K, T, S)
         target = batch["target"]  # (B, T)
-        alpha = attn[:, 0]  # (B, T, S)
-        steps = torch.arange(alpha.shape[1])
-        argmax = alpha.argmax(dim=-1)  # (B, T)
-        entropy = -(alpha * torch.log(alpha.clamp_min(1e-30))).sum(-1)  # (B, T)
-        n_src = alpha.shape[-1]
-        return {
-            "loss": F.cross_entropy(logits.flatten(0, 1), target.flatten()).item(),
+        steps = torch.arange(alpha.shape[2])
+        argmax = alpha.argmax(dim=-1)  # (B, K, T)
+        per_head = (argmax == steps).double().mean(dim=(0, 2))  # (K,)
+        best = int(per_head.argmax())
+        entropy = -(alpha * torch.log(alpha.clamp_min(1e-30))).sum(-1)  # (B, K, T)
+        token_nll = F.cross_entropy(logits.transpose(1, 2), target, reduction="none")  # (B, T)
+        probe_argmax = self.ktiw_probe(batch).argmax(dim=-1)  # (B, T)
+        out = {
+            "loss": token_nll.mean().item(),
+            "loss_words": token_nll[:, :-1].mean().item(),
             "acc": (logits.argmax(-1) == target).double().mean().item(),
-            "attn_acc": (argmax == steps).double().mean().item(),
-            "attn_acc_m1": (argmax == steps + 1).double().mean().item(),
-            "attn_acc_p1": (argmax == steps - 1).double().mean().item(),
-            "gold_attention": alpha[:, steps, steps].double().mean().item(),
+            "attn_acc": per_head[best].item(),
+            "attn_acc_m1": (argmax[:, best] == steps + 1).double().mean().item(),
+            "attn_acc_p1": (argmax[:, best] == steps - 1).double().mean().item(),
+            "gold_attention": alpha[:, :, steps, steps].double().mean().item(),
             "attn_entropy": entropy.double().mean().item(),
-            "attn_entropy_ratio": entropy.double().mean().item() / math.log(n_src),
+            "attn_entropy_ratio": entropy.double().mean().item() / math.log(alpha.shape[-1]),
             "attn_max": alpha.max(-1).values.double().mean().item(),
+            "ktiw_acc": (probe_argmax == steps).double().mean().item(),
         }
+        if self.heads > 1:
+            out.update({f"attn_acc_head{k}": v.item() for k, v in enumerate(per_head)})
+        return out

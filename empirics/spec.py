@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+import torch
 
 from empirics.config import ModelConfig, TaskConfig, is_int, require
 from empirics.optim import Adam, OptimizerConfig
-from empirics.versions import package_version
+from empirics.versions import code_version, package_version
 
-DTYPES = ("float32", "float64")
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
 DEVICES = ("cpu", "cuda")
 SEED_STREAMS = ("data", "init", "eval")
 
@@ -97,8 +98,10 @@ class RunSpec:
         return cls(**data)
 
     def key(self) -> str:
-        """Content hash of the spec and the package version: the run's identity in the store."""
-        payload = json.dumps({"spec": self.to_dict(), "version": package_version()},
+        """Content hash of the spec, the package version and the source of ``empirics`` (so a
+        change to a model or the loop never reuses stale results): the run's identity."""
+        payload = json.dumps({"spec": self.to_dict(), "version": package_version(),
+                              "code": code_version()},
                              sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 

@@ -12,13 +12,13 @@ Every lookup logs one line: cached, or missing and about to be computed.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import io
 import json
 import logging
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -31,6 +31,7 @@ from empirics.result import RunResult
 from empirics.spec import RunSpec
 
 SCHEMA_VERSION = 1
+KEY_PATTERN = re.compile(r"[0-9a-f]{24}")
 ENV_VAR = "ATTNVERIFY_CACHE"
 log = logging.getLogger("attnverify.store")
 
@@ -64,6 +65,9 @@ class RunStore:
         self.root = Path(root) if root is not None else default_cache_dir()
 
     def _entry(self, key: str) -> Path:
+        if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
+            raise ValueError(f"malformed run key {key!r}: a run key is 24 hexadecimal digits "
+                             f"(see 'attnverify runs list')")
         return self.root / "runs" / key[:2] / key
 
     def __contains__(self, key: str) -> bool:
@@ -116,7 +120,7 @@ class RunStore:
             with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
                 arrays = {name: npz[name] for name in npz.files}
             return RunResult.from_parts(meta, arrays)
-        except (ValueError, KeyError, OSError) as exc:
+        except (ValueError, KeyError, TypeError, OSError) as exc:
             raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
 
     def _read_meta(self, entry: Path) -> dict[str, Any]:
@@ -155,18 +159,21 @@ class RunStore:
         return self._read_meta(entry)
 
     def remove(self, key: str) -> bool:
+        """Unpublish atomically (rename into tmp/), then delete; False when absent."""
         entry = self._entry(key)
         if not entry.exists():
             return False
-        shutil.rmtree(entry)
-        with contextlib.suppress(OSError):
-            entry.parent.rmdir()
+        tmp_root = self.root / "tmp"
+        tmp_root.mkdir(parents=True, exist_ok=True)
+        doomed = tmp_root / f"{key}.removed.{os.getpid()}.{uuid.uuid4().hex}"
+        try:
+            os.rename(entry, doomed)
+        except FileNotFoundError:
+            return False
+        shutil.rmtree(doomed, ignore_errors=True)
         return True
 
     def clear(self) -> int:
-        """Remove every entry; returns how many were removed."""
-        keys = list(self.keys())
-        for key in keys:
-            self.remove(key)
-        shutil.rmtree(self.root / "tmp", ignore_errors=True)
-        return len(keys)
+        """Remove every entry; returns how many were removed. Writes in progress (in tmp/)
+        are left alone."""
+        return sum(self.remove(key) for key in list(self.keys()))

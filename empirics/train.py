@@ -8,8 +8,9 @@ not a crash.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import numpy as np
@@ -17,10 +18,8 @@ import torch
 
 from empirics.config import Batch
 from empirics.result import RunResult
-from empirics.spec import RunSpec
+from empirics.spec import DTYPES, RunSpec
 from empirics.versions import versions
-
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 class TrainableModel(Protocol):
@@ -31,6 +30,17 @@ class TrainableModel(Protocol):
     def attention(self, batch: Batch) -> torch.Tensor: ...
 
 
+@contextlib.contextmanager
+def single_thread() -> Iterator[None]:
+    """One torch thread for the duration (results must not depend on the caller's setting)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def _to(batch: Batch, device: torch.device) -> Batch:
     return {k: v.to(device) for k, v in batch.items()}
 
@@ -39,14 +49,23 @@ def build_model(spec: RunSpec) -> torch.nn.Module:
     """The model at initialisation: deterministic in the spec's init seed, global RNG untouched."""
     if spec.device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' requested but no CUDA device is available")
-    with torch.random.fork_rng(devices=[]):
+    devices = list(range(torch.cuda.device_count())) if spec.device == "cuda" else []
+    with torch.random.fork_rng(devices=devices):
         torch.manual_seed(spec.seeds().init)
         model = spec.model.build(spec.task)
     return model.to(device=spec.device, dtype=DTYPES[spec.dtype])
 
 
 def train(spec: RunSpec, on_step: Callable[[int], None] | None = None) -> RunResult:
-    """Run ``spec`` to completion (or divergence) and return its :class:`RunResult`."""
+    """Run ``spec`` to completion (or divergence) and return its :class:`RunResult`.
+
+    Runs on one torch thread whatever the caller's setting, so a run key always maps to the
+    same numbers (parallelism is across runs, ARCHITECTURE.md "Performance conventions")."""
+    with single_thread():
+        return _train(spec, on_step)
+
+
+def _train(spec: RunSpec, on_step: Callable[[int], None] | None) -> RunResult:
     start = time.perf_counter()
     seeds = spec.seeds()
     device = torch.device(spec.device)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import platform
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 
 
 @cache
@@ -15,6 +17,17 @@ def package_version() -> str:
         return "0+unknown"
 
 
+@cache
+def code_version() -> str:
+    """Hash of the ``empirics`` sources: what produces a result, beyond the package version
+    (which an editable install never bumps)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def versions() -> dict[str, str]:
     """Versions of attnverify, Python, torch and numpy, for reports and run results."""
     import numpy
@@ -22,6 +35,7 @@ def versions() -> dict[str, str]:
 
     return {
         "attnverify": package_version(),
+        "empirics_code": code_version(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "numpy": numpy.__version__,

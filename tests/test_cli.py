@@ -34,8 +34,12 @@ def run(capsys, *argv):
     (["predict", "snell.kappa", "--V", "30", "--L", "3", "--W", "1"], "unknown parameter(s) W"),
     (["predict", "snell.kappa", "--V"], "parameter --V has no value"),
     (["predict", "snell.kappa", "60"], "expected --PARAM VALUE"),
-    (["runs", "show", "deadbeef"], "no run 'deadbeef'"),
-    (["runs", "rm", "deadbeef"], "no run 'deadbeef'"),
+    (["runs", "show", "0" * 24], f"no run '{'0' * 24}'"),
+    (["runs", "rm", "0" * 24], f"no run '{'0' * 24}'"),
+    (["runs", "rm", ".."], "malformed run key '..'"),
+    (["runs", "rm", ""], "malformed run key ''"),
+    (["runs", "show", "deadbeef"], "malformed run key 'deadbeef'"),
+    (["predict", "snell.kappa", "--V", "60", "--c", "40"], "unknown parameter(s) c"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["verify", "--bogus"], "unrecognized arguments: --bogus"),
 ])
@@ -98,3 +102,34 @@ def test_claims_lists_every_claim(capsys):
     code, out, _ = run(capsys, "claims")
     assert code == 0
     assert "snell.kappa_closed_form" in out and "snell.subset_learned_every_seed" in out
+
+
+def test_cache_option_at_any_level(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNVERIFY_CACHE", str(tmp_path / "default"))
+    for argv in (["runs", "--cache", str(tmp_path / "x"), "list"],
+                 ["runs", "list", "--cache", str(tmp_path / "x")]):
+        code, _, err = run(capsys, *argv)
+        assert code == 0 and str(tmp_path / "x") in err, argv
+
+
+def test_corrupt_entry_is_a_one_line_error(capsys, tmp_path):
+    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+
+    store = RunStore(tmp_path / "c")
+    spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
+                   batch_size=2, eval_size=2)
+    entry = store.put(train(spec))
+    (entry / "arrays.npz").write_bytes(b"garbage")
+    code, _, err = run(capsys, "runs", "show", spec.key(), "--cache", str(store.root))
+    assert code == 2 and err.count("\n") == 1 and "corrupt cache entry" in err
+
+
+def test_unwritable_outputs_are_user_errors(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run(capsys, "verify", "--claim", "snell.kappa_closed_form", "--out",
+                       str(blocker / "sub"), "--cache", str(tmp_path / "c"))
+    assert code == 2 and "is not a directory" in err
+    code, _, err = run(capsys, "runs", "export", "--out", str(tmp_path / "no" / "x.csv"),
+                       "--cache", str(tmp_path / "c"))
+    assert code == 2 and "cannot write --out" in err

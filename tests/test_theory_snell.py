@@ -90,12 +90,14 @@ def test_kappa_monte_carlo_agreement(data):
 
 def test_monte_carlo_detects_a_biased_generator():
     """The check can fail: a generator that never emits token 0 is caught by the C entries."""
-    task = CopyTask("subset", 10, 4)
     est = estimate_cooccurrence(CopyTask("subset", 9, 4), 4000, seed=1)
-    padded = np.zeros((10, 10))
+    padded = np.zeros((10, 10))  # as if V = 10 but token 0 never drawn
     padded[1:, 1:] = est.matrix
-    c = theory.snell.cooccurrence(task.vocab_size, task.length).value
-    assert np.abs(padded - c).max() > 0.3
+    se = np.zeros((10, 10))
+    se[1:, 1:] = est.matrix_se
+    c = theory.snell.cooccurrence(10, 4).value
+    z_max, _ = cooccurrence_max_z(padded, se, c, 4000)
+    assert z_max > bonferroni_z(100, 1e-4)
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -1,5 +1,4 @@
-"""Theory of Snell, Zhong, Klein, Steinhardt (2021), *Approximating How Single Head Attention
-Learns*.
+"""The stage-1 KTIW signal of Snell et al. (2021): co-occurrence and kappa.
 
 Stage 1 of the two-stage approximation: under uniform attention a seq2seq copier sees only the bag
 of input words, so what it can learn about "input i translates to output o" is set by the
@@ -27,7 +26,8 @@ the official ``--no_rep``), a permutation of all V = L tokens, and i.i.d. unifor
 _KAPPA_SOURCE = "derived: shared/papers/snell2021.md §4.5 (table of C and kappa)"
 
 
-def _check_sizes(vocab_size: int, length: int, distribution: str) -> None:
+def check_sizes(vocab_size: int, length: int, distribution: str) -> None:
+    """ValueError naming the parameter unless (V, L, distribution) is a valid copying setup."""
     if distribution not in DISTRIBUTIONS:
         raise ValueError(
             f"distribution must be one of {', '.join(DISTRIBUTIONS)}; got {distribution!r}"
@@ -55,7 +55,7 @@ def cooccurrence(vocab_size: int, length: int, distribution: str = "subset") -> 
     ``C[i, i] = (L/V)(1 - 1/V) + L^2/V^2`` and ``C[i, j] = L^2/V^2 - L/V^2``.
     Returns a (V, V) array.
     """
-    _check_sizes(vocab_size, length, distribution)
+    check_sizes(vocab_size, length, distribution)
     v, ell = float(vocab_size), float(length)
     if distribution == "iid":
         diag = (ell / v) * (1 - 1 / v) + ell**2 / v**2
@@ -82,7 +82,7 @@ def kappa(V: int, L: int, distribution: str = "subset") -> Prediction:
     ``1/V`` for i.i.d. tokens. Holds at the start of training (B = 0, uniform attention) under
     assumption (a) of the paper: hidden states reflect only their own input word.
     """
-    _check_sizes(V, L, distribution)
+    check_sizes(V, L, distribution)
     value = 1.0 / V if distribution == "iid" else (V - L) / (V * (V - 1))
     return Prediction(
         value=value,

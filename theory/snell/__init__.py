@@ -1,0 +1,47 @@
+"""Theory of Snell, Zhong, Klein, Steinhardt (2021), *Approximating How Single Head Attention
+Learns* (``shared/papers/snell2021.md``), one module per concept:
+
+- :mod:`~theory.snell.cooccurrence`: the stage-1 KTIW signal kappa and co-occurrence (§4.5)
+- :mod:`~theory.snell.bag_of_words`: the stage-1 bag-of-words optimum (§4.5)
+- :mod:`~theory.snell.toy_classifier`: the warm-up toy's gradient flow, solved with sympy (§4.2)
+- :mod:`~theory.snell.stage2`: the attention gradient at uniform attention given KTIW (§4.4, §4.5b)
+- :mod:`~theory.snell.free_attention`: the free-attention toy and its permutation saddle (§4.6)
+"""
+
+from theory.snell.bag_of_words import (
+    stage1_accuracy_bound,
+    stage1_exclusion_loss,
+    stage1_loss,
+)
+from theory.snell.cooccurrence import DISTRIBUTIONS, cooccurrence, kappa, kappa_peak
+from theory.snell.free_attention import (
+    free_attention_gradients,
+    free_attention_loss,
+    permutation_saddle_loss,
+)
+from theory.snell.stage2 import stage2_logit_velocity, stage2_onset_rate
+from theory.snell.toy_classifier import (
+    toy_classifier_first_crossing,
+    toy_classifier_solution,
+    toy_classifier_tau_star,
+    toy_classifier_trajectory,
+)
+
+__all__ = [
+    "DISTRIBUTIONS",
+    "cooccurrence",
+    "free_attention_gradients",
+    "free_attention_loss",
+    "kappa",
+    "kappa_peak",
+    "permutation_saddle_loss",
+    "stage1_accuracy_bound",
+    "stage1_exclusion_loss",
+    "stage1_loss",
+    "stage2_logit_velocity",
+    "stage2_onset_rate",
+    "toy_classifier_first_crossing",
+    "toy_classifier_solution",
+    "toy_classifier_tau_star",
+    "toy_classifier_trajectory",
+]

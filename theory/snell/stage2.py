@@ -1,0 +1,55 @@
+"""Stage 2 of the approximation: where attention moves given KTIW (snell2021.md §4.4, §4.5b;
+derived from the blog's assumptions (a) and (b), not stated in the paper).
+
+With the output linear in the context and attention logits a_{t,l} treated as free parameters,
+    g_{t,l} = B[x_l, y_t] - sum_o p_t(o) B[x_l, o],
+    da_{t,l}/dtau = alpha_{t,l} (g_{t,l} - gbar_t)
+where B is the KTIW matrix (B[i, o] = how strongly input word i votes for output word o) and p_t
+the model's output distribution. At uniform attention a position gains attention iff the model
+already translates its word into the target better than the average source word.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from theory.prediction import Prediction
+
+_SOURCE = "derived: shared/papers/snell2021.md §4.4 and §4.5b"
+
+
+def stage2_logit_velocity(ktiw: ArrayLike, source: ArrayLike, target: int) -> Prediction:
+    """da_l/dtau for every source position at uniform attention, given the KTIW matrix.
+
+    ``ktiw``: (V_in, V_out) matrix B; ``source``: (L,) input words; ``target``: the gold output
+    word y_t. p_t = softmax of the bag-of-words logits (1/L) sum_l B[x_l, :].
+    """
+    b = np.asarray(ktiw, dtype=float)
+    x = np.asarray(source, dtype=int)
+    if b.ndim != 2 or x.ndim != 1 or x.size == 0:
+        raise ValueError("ktiw must be a (V_in, V_out) matrix and source a non-empty 1-d array")
+    if not 0 <= target < b.shape[1] or x.min() < 0 or x.max() >= b.shape[0]:
+        raise ValueError("source words and target must index the KTIW matrix")
+    rows = b[x]  # (L, V_out): B[x_l, :]
+    logits = rows.mean(axis=0)
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    g = rows[:, target] - rows @ p  # (L,)
+    alpha = 1.0 / x.size
+    return Prediction(value=alpha * (g - alpha * g.sum()),
+                      equation="da_l/dtau = alpha_l (g_l - sum_l' alpha_l' g_l'), alpha = 1/L",
+                      source=_SOURCE, derived=True,
+                      assumptions=("output linear in the context", "attention logits are free "
+                                   "parameters (assumption (b))", "uniform attention"),
+                      params={"target": int(target)})
+
+
+def stage2_onset_rate(K: float, L: int) -> Prediction:
+    """Growth rate K/L of the gold-vs-other attention logit gap when B = K I (§4.5b)."""
+    if not isinstance(L, int) or L < 1:
+        raise ValueError(f"L (sequence length) must be an integer >= 1; got {L!r}")
+    return Prediction(value=K / L, equation="d(a_gold - a_other)/dtau = K / L", source=_SOURCE,
+                      derived=True, assumptions=("subset copying", "B = K I (stage-1 solution)",
+                                                 "uniform attention"),
+                      params={"K": K, "L": L})
