@@ -21,13 +21,20 @@ from empirics.copying import CopyTask
 
 @dataclass(frozen=True)
 class FreeAttentionToyConfig(ModelConfig):
-    """``free_attention_toy``: initial standard deviations of B and of Q (0 = exactly zero)."""
+    """``free_attention_toy``: initial standard deviations of B and of Q (0 = exactly zero);
+    ``attention="frozen"`` keeps Q = 0 (uniform attention): the bag-of-words model of §4.5."""
 
     kind = "free_attention_toy"
     init_std_ktiw: float = 0.0
     init_std_attention: float = 0.0
+    attention: str = "free"
 
     def validate(self) -> None:
+        require(self.attention in ("free", "frozen"), "model.attention", "free or frozen",
+                self.attention)
+        if self.attention == "frozen":
+            require(self.init_std_attention == 0, "model.init_std_attention",
+                    "0 when attention is frozen", self.init_std_attention)
         for name in ("init_std_ktiw", "init_std_attention"):
             value = getattr(self, name)
             require(isinstance(value, int | float) and value >= 0, f"model.{name}", ">= 0",
@@ -38,14 +45,19 @@ class FreeAttentionToyConfig(ModelConfig):
                 "a subset or permutation copy task for free_attention_toy", task)
         assert isinstance(task, CopyTask)
         return FreeAttentionToy(task.vocab_size, task.length, self.init_std_ktiw,
-                                self.init_std_attention)
+                                self.init_std_attention, frozen=self.attention == "frozen")
 
 
 class FreeAttentionToy(nn.Module):
-    def __init__(self, vocab: int, length: int, std_ktiw: float, std_attention: float) -> None:
+    def __init__(self, vocab: int, length: int, std_ktiw: float, std_attention: float,
+                 frozen: bool = False) -> None:
         super().__init__()
         self.ktiw = nn.Parameter(torch.randn(vocab, vocab) * std_ktiw)  # B: (V, V)
-        self.logits = nn.Parameter(torch.randn(length, length) * std_attention)  # Q: (T, L)
+        logits = torch.randn(length, length) * std_attention  # Q: (T, L)
+        if frozen:
+            self.register_buffer("logits", logits)
+        else:
+            self.logits = nn.Parameter(logits)
 
     def _words(self, batch: Batch) -> torch.Tensor:
         return batch["source"][:, :-1]  # (N, L): drop EOS

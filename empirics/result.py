@@ -42,9 +42,15 @@ class RunResult:
             raise KeyError(f"no metric {name!r}; available: {', '.join(sorted(self.metrics))}")
         return self.metrics[name]
 
-    def first_step_reaching(self, name: str, threshold: float) -> int | None:
-        """First evaluated step at which metric ``name`` is >= ``threshold`` (None if never)."""
-        hits = np.flatnonzero(self.metric(name) >= threshold)
+    def first_step_reaching(self, thresholds: dict[str, float]) -> int | None:
+        """First evaluated step at which every metric ``name`` is >= ``thresholds[name]`` at
+        once; None if never, or if the run diverged (a diverged run reaches nothing)."""
+        if self.diverged:
+            return None
+        met = np.ones(self.eval_steps.shape, dtype=bool)
+        for name, threshold in thresholds.items():
+            met &= self.metric(name) >= threshold
+        hits = np.flatnonzero(met)
         return int(self.eval_steps[hits[0]]) if hits.size else None
 
     def tidy_rows(self) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from empirics.attention import attention_entropy
 from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
 from empirics.copying import CopyTask
 
@@ -153,7 +154,7 @@ class CopyingSeq2Seq(nn.Module):
         argmax = alpha.argmax(dim=-1)  # (B, K, T)
         per_head = (argmax == steps).double().mean(dim=(0, 2))  # (K,)
         best = int(per_head.argmax())
-        entropy = -(alpha * torch.log(alpha.clamp_min(1e-30))).sum(-1)  # (B, K, T)
+        entropy = attention_entropy(alpha)  # (B, K, T)
         token_nll = F.cross_entropy(logits.transpose(1, 2), target, reduction="none")  # (B, T)
         probe_argmax = self.ktiw_probe(batch).argmax(dim=-1)  # (B, T)
         out = {

@@ -28,7 +28,8 @@ _ASSUMPTIONS = ("gradient flow (continuous time)", "attention weight p unconstra
 
 @cache
 def toy_classifier_solution() -> dict[str, sp.Expr]:
-    """Symbolic solution {beta_0, beta_1, p} in tau and the initial values beta_0, beta_1, p_0."""
+    """Symbolic solution {beta0, beta1, p} in tau and the initial values beta_0, beta_1, p_0
+    (keys parallel to the metric names of ``empirics.ToyClassifier``)."""
     tau, p0, b0, b1 = sp.symbols("tau p_0 beta_0 beta_1", real=True)
     beta0, beta1, p = sp.symbols("B0 B1 P", cls=sp.Function)
     system = [sp.Eq(beta0(tau).diff(tau), -p(tau)),
@@ -37,7 +38,7 @@ def toy_classifier_solution() -> dict[str, sp.Expr]:
     solution = sp.dsolve(system, [beta0(tau), beta1(tau), p(tau)],
                          ics={beta0(0): b0, beta1(0): b1, p(0): p0})
     exprs = {eq.lhs.func.__name__: sp.simplify(eq.rhs) for eq in solution}
-    return {"beta_0": exprs["B0"], "beta_1": exprs["B1"], "p": exprs["P"]}
+    return {"beta0": exprs["B0"], "beta1": exprs["B1"], "p": exprs["P"]}
 
 
 @cache

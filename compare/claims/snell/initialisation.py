@@ -1,0 +1,142 @@
+"""P1: attention starts uniform (snell2021.md §4.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from compare.claim import Assessment, Claim, Verdict
+from compare.claims.snell.common import PAPER_COPYING
+from compare.plotting import PALETTE, new_figure
+from compare.stats import mean_ci
+from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
+from empirics.attention import entropy_ratio, max_weight_ratio
+
+
+def _attention_stats(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query entropy / log S and S * max weight at step 0, from the attention snapshot."""
+    alpha = torch.from_numpy(result.attention[0]).double()  # (B, heads, T, S)
+    return entropy_ratio(alpha).ravel().numpy(), max_weight_ratio(alpha).ravel().numpy()
+
+
+class UniformAttentionAtInit(Claim):
+    """``snell.uniform_attention_at_init`` (P1): at step 0 attention is close to uniform.
+
+    Statistic, per seed: the mean over (example, t) of the attention entropy divided by log S,
+    and the fraction of queries whose largest weight is at most k/S. Thresholds are the spec's
+    suggested starting values (snell2021.md §9.3, T11), fixed before any run: entropy ratio
+    >= e = 0.95 (a KL from uniform of at most 5% of log S), and max weight <= 3/S for >= 95% of
+    queries. An aligned, learned attention has entropy ratio near 0 and S * max near S, so both
+    thresholds separate "uniform" from "learned" by a wide margin.
+
+    Verdict per configuration: confirmed when the 95% t-interval of the mean entropy ratio over
+    seeds lies above e and every seed meets the max-weight criterion; refuted when the interval
+    lies below e or most seeds fail the max-weight criterion; inconclusive otherwise.
+    """
+
+    id = "snell.uniform_attention_at_init"
+    paper = "snell"
+    statement = ("At initialisation the copying seq2seq's attention is close to uniform: "
+                 "entropy close to log S and max weight close to 1/S, over several seeds.")
+    paper_scale = PAPER_COPYING
+    entropy_ratio_min = 0.95
+    max_weight_factor = 3.0
+    query_fraction_min = 0.95
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {"configs": ((32, "subset", 15, 10),), "seeds": 3, "eval_size": 32},
+        "quick": {"configs": ((64, "subset", 30, 20), (256, "permutation", 40, 40)),
+                  "seeds": 8, "eval_size": 64},
+        "full": {"configs": ((256, "subset", 60, 40), (256, "permutation", 40, 40)),
+                 "seeds": 20, "eval_size": 50},
+    }
+
+    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+        return [RunSpec(task=CopyTask(dist, vocab, length), model=Seq2SeqConfig(hidden=hidden),
+                        steps=0, eval_size=params["eval_size"], seed=seed,
+                        attention_snapshots=(0,))
+                for hidden, dist, vocab, length in params["configs"]
+                for seed in range(params["seeds"])]
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        n_seeds = params["seeds"]
+        rows, verdicts, per_config = [], [], []
+        for i, cfg in enumerate(params["configs"]):
+            runs = results[i * n_seeds:(i + 1) * n_seeds]
+            stats = [_attention_stats(r) for r in runs]
+            ratios = np.array([s[0].mean() for s in stats])
+            fractions = np.array([(s[1] <= self.max_weight_factor).mean() for s in stats])
+            lo, hi = mean_ci(ratios)
+            seeds_ok = int((fractions >= self.query_fraction_min).sum())
+            if lo >= self.entropy_ratio_min and seeds_ok == n_seeds:
+                verdict = Verdict.CONFIRMED
+            elif hi < self.entropy_ratio_min or seeds_ok < n_seeds / 2:
+                verdict = Verdict.REFUTED
+            else:
+                verdict = Verdict.INCONCLUSIVE
+            verdicts.append(verdict)
+            per_config.append(stats)
+            rows.append({"hidden": cfg[0], "distribution": cfg[1], "V": cfg[2], "L": cfg[3],
+                         "entropy_ratio_mean": float(ratios.mean()), "entropy_ratio_ci": [lo, hi],
+                         "max_weight_times_S_mean": float(np.mean([s[1].mean() for s in stats])),
+                         "seeds_meeting_max_criterion": seeds_ok, "verdict": str(verdict)})
+        verdict = (Verdict.REFUTED if Verdict.REFUTED in verdicts else
+                   Verdict.INCONCLUSIVE if Verdict.INCONCLUSIVE in verdicts else
+                   Verdict.CONFIRMED)
+        head = rows[0]
+        explanation = "; ".join(
+            f"H={r['hidden']} {r['distribution']} V={r['V']} L={r['L']}: entropy/log S = "
+            f"{r['entropy_ratio_mean']:.4f} (95% CI {r['entropy_ratio_ci'][0]:.4f}-"
+            f"{r['entropy_ratio_ci'][1]:.4f}), S*max = {r['max_weight_times_S_mean']:.2f}, "
+            f"{r['seeds_meeting_max_criterion']}/{n_seeds} seeds with max <= 3/S on >= 95% of "
+            f"queries -> {r['verdict']}" for r in rows)
+        return Assessment(
+            verdict=verdict,
+            theory=1.0,
+            empirical={"value": head["entropy_ratio_mean"], "ci": head["entropy_ratio_ci"],
+                       "confidence": 0.95, "quantity": "attention entropy / log S at step 0",
+                       "at": f"H={head['hidden']} V={head['V']} L={head['L']}"},
+            statistic="mean attention entropy / log S per seed (t-interval over seeds), and the "
+                      "fraction of queries with max weight <= 3/S",
+            tolerance={"entropy_ratio_min": self.entropy_ratio_min,
+                       "max_weight_times_S": self.max_weight_factor,
+                       "query_fraction_min": self.query_fraction_min,
+                       "why": "suggested starting values of snell2021.md §9.3 T11, fixed before "
+                              "measuring; a learned aligned attention is far outside both"},
+            explanation=explanation,
+            n_seeds=n_seeds,
+            details={"configs": rows},
+            figures={"attention_at_init": self._figure(rows, per_config)},
+        )
+
+    def _figure(self, rows: list[dict[str, Any]], per_config: list):
+        fig, (ax_h, ax_m) = new_figure(ncols=2)
+        colors = [PALETTE["blue"], PALETTE["orange"], PALETTE["green"]]
+        ratios = [np.concatenate([s[0] for s in stats]) for stats in per_config]
+        maxima = [np.concatenate([s[1] for s in stats]) for stats in per_config]
+        # fixed ranges that always show the thresholds (and never collapse to zero width)
+        ratio_bins = np.linspace(min(min(r.min() for r in ratios), self.entropy_ratio_min - 0.01),
+                                 1.0 + 1e-9, 41)
+        max_bins = np.linspace(1.0, max(max(m.max() for m in maxima),
+                                        self.max_weight_factor + 0.5), 41)
+        for row, ratio, maximum, color in zip(rows, ratios, maxima, colors, strict=False):
+            label = f"H={row['hidden']}, S={row['L'] + 1}"
+            ax_h.hist(ratio, bins=ratio_bins, color=color, alpha=0.6, label=label)
+            ax_m.hist(maximum, bins=max_bins, color=color, alpha=0.6, label=label)
+        ax_h.axvline(self.entropy_ratio_min, color=PALETTE["red"], linestyle="--",
+                     label="threshold e = 0.95")
+        ax_h.axvline(1.0, color=PALETTE["theory"], label="uniform (theory)")
+        ax_m.axvline(self.max_weight_factor, color=PALETTE["red"], linestyle="--",
+                     label="threshold k = 3")
+        ax_m.axvline(1.0, color=PALETTE["theory"], label="uniform (theory)")
+        ax_h.set_xlabel(r"entropy$(\alpha_t)$ / log S per query")
+        ax_m.set_xlabel(r"S $\cdot$ max$_l\ \alpha_{t,l}$ per query")
+        for ax in (ax_h, ax_m):
+            ax.set_ylabel("queries (all seeds)")
+            ax.legend(fontsize=7)
+        fig.suptitle("Attention at step 0")
+        return fig
+
+

@@ -1,0 +1,126 @@
+"""Decision rules of the Snell claims on constructed results: each claim can come out
+confirmed, refuted or inconclusive, and says why."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from compare import Verdict
+from compare.claims.snell import (
+    KtiwLearnedUnderUniformAttention,
+    KtiwPrecedesAttention,
+    PermutationIsHard,
+    PermutationSaddle,
+    Stage1BowOptimum,
+)
+from compare.claims.snell.common import compare_groups, every_seed_verdict, group_verdict
+from empirics import RunResult
+
+
+def fake(spec, **metrics) -> RunResult:
+    length = len(next(iter(metrics.values())))
+    return RunResult(spec=spec, status="ok", eval_steps=np.arange(length) * 10,
+                     metrics={k: np.asarray(v, float) for k, v in metrics.items()},
+                     train_loss=np.zeros(1))
+
+
+@pytest.mark.parametrize(("k", "n", "verdict"), [
+    (12, 12, Verdict.CONFIRMED), (11, 12, Verdict.CONFIRMED), (10, 12, Verdict.INCONCLUSIVE),
+    (3, 3, Verdict.INCONCLUSIVE), (5, 12, Verdict.REFUTED), (0, 0, Verdict.INCONCLUSIVE),
+])
+def test_every_seed_rule(k, n, verdict):
+    assert every_seed_verdict(k, n)[0] is verdict
+
+
+def test_group_rule():
+    worse = compare_groups([None] * 8, [50] * 8, budget=100)
+    assert group_verdict(worse) is Verdict.CONFIRMED
+    better = compare_groups([50] * 8, [None] * 8, budget=100)
+    assert group_verdict(better) is Verdict.REFUTED
+    same = compare_groups([50, None] * 4, [50, None] * 4, budget=100)
+    assert group_verdict(same) is Verdict.INCONCLUSIVE
+    slower = compare_groups([90, 95, 80, 85, 90, 99, 88, 92], [10, 20, 15, 12, 18, 11, 14, 16],
+                            budget=100)
+    assert slower["fisher_p_a_worse"] == 1.0 and group_verdict(slower) is Verdict.CONFIRMED
+
+
+def test_permutation_is_hard_reads_both_groups():
+    claim = PermutationIsHard()
+    params = {**claim.params("smoke"), "seeds": 6}
+    specs = claim.specs(params)
+    fail = {"acc": [0.1, 0.5], "attn_acc": [0.1, 0.2], "ktiw_acc": [0.1, 0.1]}
+    learn = {"acc": [0.1, 0.99], "attn_acc": [0.1, 0.95], "ktiw_acc": [0.1, 1.0]}
+    results = [fake(s, **(fail if s.task.distribution == "permutation" else learn))
+               for s in specs]
+    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    swapped = [fake(s, **(learn if s.task.distribution == "permutation" else fail))
+               for s in specs]
+    assert claim.assess(params, swapped).verdict is Verdict.REFUTED
+
+
+def test_ktiw_precedes_attention_rule():
+    claim = KtiwPrecedesAttention()
+    params = claim.params("quick")
+    specs = claim.specs(params)
+    before = {"ktiw_acc": [0.0, 0.6, 0.9, 1.0, 1.0, 1.0], "attn_acc": [0, 0.1, 0.3, 0.8, 1, 1]}
+    # attention at step 10, KTIW only at step 50: later than one eval interval (20) allows
+    after = {"ktiw_acc": [0.0, 0.0, 0.0, 0.0, 0.0, 0.6], "attn_acc": [0, 0.6, 0.9, 1, 1, 1]}
+    never = {"ktiw_acc": [0.0, 0.6, 0.9, 1.0, 1.0, 1.0], "attn_acc": [0.0] * 6}
+    a = claim.assess(params, [fake(s, **before) for s in specs])
+    assert a.verdict is Verdict.CONFIRMED
+    assert claim.assess(params, [fake(s, **after) for s in specs]).verdict is Verdict.REFUTED
+    # seeds whose attention is never learned do not count either way
+    assert claim.assess(params, [fake(s, **never) for s in specs]).verdict is \
+        Verdict.INCONCLUSIVE
+
+
+def test_uniform_attention_claims_rules():
+    bow, ktiw = Stage1BowOptimum(), KtiwLearnedUnderUniformAttention()
+    params = bow.params("quick")
+    length, n = params["L"], params["seeds"]
+    floor, top = math.lgamma(length + 1) / length, math.log(length)
+    specs = bow.specs(params)
+
+    def results(subset_loss, perm_loss, subset_ktiw=0.7, perm_ktiw=0.04, bow_loss=None):
+        out = []
+        for i, s in enumerate(specs):
+            if i >= 2 * n:  # the bag-of-words model runs
+                opt = math.log(length)  # log V = log L for V = L; log L for the subset
+                out.append(fake(s, loss=[5.0, opt if bow_loss is None else bow_loss]))
+                continue
+            subset = i < n
+            jitter = 0.01 * (i % n)
+            out.append(fake(s, loss_words=[4.0, (subset_loss if subset else perm_loss) + jitter],
+                            acc=[0.0, 0.5],
+                            ktiw_acc=[0.0, (subset_ktiw if subset else perm_ktiw) + jitter / 10]))
+        return out
+
+    mid = (floor + top) / 2
+    assert bow.assess(params, results(mid, mid)).verdict is Verdict.CONFIRMED
+    assert bow.assess(params, results(mid, floor - 0.5)).verdict is Verdict.REFUTED
+    assert bow.assess(params, results(mid, mid, bow_loss=top + 1)).verdict is \
+        Verdict.INCONCLUSIVE
+    uniform = results(mid, mid)[: 2 * n]
+    assert ktiw.assess(params, uniform).verdict is Verdict.CONFIRMED
+    assert ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n]).verdict is \
+        Verdict.REFUTED
+
+
+def test_saddle_claim_refutes_a_departure():
+    claim = PermutationSaddle()
+    params = claim.params("smoke")
+    specs = claim.specs(params)
+    log_v = math.log(params["L"])
+    exact = {"loss": [log_v, log_v], "ktiw_row_spread": [0.0, 0.0],
+             "attention_abs_max": [0.0, 0.0], "gold_attention": [0.1, 0.1]}
+    escaped = {**exact, "loss": [2.5, 0.5], "gold_attention": [0.1, 0.9]}
+    results = [fake(s, **(exact if s.task.distribution == "permutation" else escaped))
+               for s in specs]
+    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    moved = {**exact, "loss": [log_v, log_v - 1e-6]}
+    results = [fake(s, **(moved if s.task.distribution == "permutation" else escaped))
+               for s in specs]
+    assert claim.assess(params, results).verdict is Verdict.REFUTED
