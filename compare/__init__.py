@@ -2,7 +2,8 @@
 
 from compare.claim import PROFILES, Assessment, Claim, Verdict
 from compare.registry import CLAIMS, register, select
-from compare.verify import ClaimOutcome, evaluate
+from compare.verify import ClaimOutcome, evaluate, evaluate_all
 
 __all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Verdict", "evaluate",
+           "evaluate_all",
            "register", "select"]

@@ -93,16 +93,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         _check_output_dir(Path(args.cache).expanduser(), "--cache")
 
     from compare.report import Report, fmt, measured_text
-    from compare.verify import evaluate
+    from compare.verify import evaluate_all
     from empirics import LocalExecutor
     from empirics.versions import machine, versions
 
     executor = LocalExecutor(_store(args), workers=args.workers, progress=not args.quiet)
-    outcomes = []
-    for i, claim in enumerate(claims, 1):
-        if not args.quiet:
-            tqdm.write(f"[{i}/{len(claims)}] {claim.id}", file=sys.stderr)
-        outcomes.append(evaluate(claim, args.profile, executor))
+    outcomes = evaluate_all(claims, args.profile, executor)
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes)
     paths = report.write(out)
@@ -155,7 +151,7 @@ def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
     params = _parse_params(extra)
     try:
         prediction = theory.predict(args.quantity, **params)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise UserError(str(exc)) from None
     print(json.dumps({"quantity": args.quantity, **prediction.to_dict()}, indent=2))
     return 0
@@ -327,17 +323,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "figures":
             return _cmd_figures(args)
         return _cmd_runs(args)
+    except BrokenPipeError:  # e.g. piped into head: not an error
+        os._exit(0)
+    except KeyboardInterrupt:
+        print("attnverify: interrupted; finished runs are cached, run again to resume",
+              file=sys.stderr)
+        return 130
     except Exception as exc:
         if not _is_user_error(exc):
             raise
         print(f"attnverify: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("attnverify: interrupted; finished runs are cached, run again to resume",
-              file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        os._exit(0)
 
 
 if __name__ == "__main__":

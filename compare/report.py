@@ -45,6 +45,8 @@ def fmt(value: Any) -> str:
     """A number with 4 significant digits; anything else as text."""
     if isinstance(value, bool) or value is None:
         return "—" if value is None else str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(fmt(v) for v in value) + "]"
     if isinstance(value, int | float | np.number):
         x = float(value)
         if not math.isfinite(x):
@@ -58,6 +60,8 @@ def measured_text(empirical: dict[str, Any]) -> str:
     ci = empirical.get("ci")
     if ci is not None and all(c is not None and math.isfinite(c) for c in ci):
         text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
+    if empirical.get("at"):
+        text += f" ({empirical['at']})"
     return text
 
 

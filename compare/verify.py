@@ -1,18 +1,28 @@
-"""Evaluate claims: specs -> executor (through the run store) -> assessment -> outcome."""
+"""Evaluate claims: specs -> executor (through the run store) -> assessment -> outcome.
+
+``evaluate_all`` gathers the runs of every claim first and hands them to the executor as one
+batch, so claims that read the same runs share them and the workers stay busy across claim
+boundaries; then each claim is assessed from its own results.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from compare.claim import Assessment, Claim
-from empirics import LocalExecutor
+from empirics import LocalExecutor, RunResult, RunSpec
 
 
 @dataclass
 class ClaimOutcome:
-    """One claim evaluated at one point, with everything the report needs."""
+    """One claim evaluated at one point, with everything the report needs.
+
+    ``elapsed_s`` is the claim's compute time: the recorded training time of its runs (whether
+    computed now or read from the cache) plus the time to assess them.
+    """
 
     claim: Claim
     profile: str
@@ -26,14 +36,29 @@ class ClaimOutcome:
         return self.claim.scale_note(self.profile)
 
 
+def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[RunSpec],
+            results: Sequence[RunResult]) -> ClaimOutcome:
+    start = time.perf_counter()
+    assessment = claim.assess(params, results)
+    elapsed = time.perf_counter() - start + sum(r.wall_time_s for r in results)
+    return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
+                        run_keys=[s.key() for s in specs], elapsed_s=elapsed)
+
+
 def evaluate(claim: Claim, profile: str, executor: LocalExecutor,
              params: dict[str, Any] | None = None) -> ClaimOutcome:
-    """Train (or read from the store) the claim's runs and assess them."""
-    start = time.perf_counter()
+    """Train (or read from the store) one claim's runs and assess them."""
     params = claim.params(profile) if params is None else params
     specs = claim.specs(params)
-    results = executor.run(specs, desc=claim.id)
-    assessment = claim.assess(params, results)
-    return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
-                        run_keys=[s.key() for s in specs],
-                        elapsed_s=time.perf_counter() - start)
+    return _assess(claim, profile, params, specs, executor.run(specs, desc=claim.id))
+
+
+def evaluate_all(claims: Sequence[Claim], profile: str,
+                 executor: LocalExecutor) -> list[ClaimOutcome]:
+    """Evaluate ``claims`` at their ``profile`` defaults with one executor batch for all runs."""
+    plans = [(claim, claim.params(profile)) for claim in claims]
+    specs = {claim.id: claim.specs(params) for claim, params in plans}
+    results = executor.run([s for group in specs.values() for s in group], desc="runs")
+    by_key = {r.key: r for r in results}
+    return [_assess(claim, profile, params, specs[claim.id],
+                    [by_key[s.key()] for s in specs[claim.id]]) for claim, params in plans]

@@ -80,3 +80,7 @@ class ModelConfig(Config):
 
     def build(self, task: TaskConfig) -> nn.Module:
         raise NotImplementedError
+
+    def relative_cost(self, task: TaskConfig) -> float:
+        """Rough cost of one training example, for scheduling the longest runs first."""
+        return 1.0

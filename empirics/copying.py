@@ -98,9 +98,10 @@ def estimate_cooccurrence(task: CopyTask, n_sequences: int, seed: int,
     """Empirical twin of ``theory.snell.cooccurrence`` / ``theory.snell.kappa``.
 
     Streams ``n_sequences`` sequences from the task's own generator in chunks (bounded memory).
-    Per sequence, with counts n (V,), the statistic of kappa is the pair-averaged margin
-    ``(1/L)(mean_i n_i^2 - mean_{i != j} n_i n_j)`` (exactly kappa for every sequence with
-    distinct tokens, so its SE is 0 there); the entries of C carry their own SEs.
+    kappa is estimated from V fixed pairs (i, i + 1 mod V): per sequence, with counts n (V,),
+    ``(1/L) mean_i (n_i^2 - n_i n_{i+1})``, an unbiased estimate with a real sampling error
+    (averaging over *all* pairs would make it an identity for distinct tokens). The entries of
+    C carry their own SEs.
     """
     if n_sequences < 2:
         raise ValueError(f"n_sequences must be >= 2; got {n_sequences}")
@@ -117,8 +118,8 @@ def estimate_cooccurrence(task: CopyTask, n_sequences: int, seed: int,
             1, words, torch.ones(words.shape, dtype=torch.float64)).numpy()  # (b, V)
         sum_c += counts.T @ counts
         sum_c2 += (counts**2).T @ (counts**2)
-        sq = (counts**2).sum(1)  # sum_i n_i^2, (b,)
-        kappas.append((sq / v - (ell**2 - sq) / (v * (v - 1))) / ell)
+        neighbour = np.roll(counts, -1, axis=1)  # n_{i+1 mod V}
+        kappas.append((counts**2 - counts * neighbour).mean(axis=1) / ell)
         done += b
     n = float(n_sequences)
     mean = sum_c / n

@@ -49,7 +49,9 @@ class LocalExecutor:
         """Results in the order of ``specs``, computing only the runs missing from the store."""
         unique = {spec.key(): spec for spec in specs}
         found = {key: self.store.lookup(spec) for key, spec in unique.items()}
-        missing = [unique[key] for key, result in found.items() if result is None]
+        # longest first, so that no long run starts last while the other workers idle
+        missing = sorted((unique[key] for key, result in found.items() if result is None),
+                         key=RunSpec.cost_estimate, reverse=True)
         if missing:
             bar = tqdm(total=len(missing), desc=desc, unit="run", disable=not self.progress,
                        leave=False)

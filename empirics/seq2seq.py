@@ -59,6 +59,10 @@ class Seq2SeqConfig(ModelConfig):
         require(isinstance(self.shared_embedding, bool), "model.shared_embedding",
                 "true or false", self.shared_embedding)
 
+    def relative_cost(self, task: TaskConfig) -> float:
+        length = task.length if isinstance(task, CopyTask) else 1
+        return length * self.hidden**2 * (1 + 0.15 * self.heads)
+
     def build(self, task: TaskConfig) -> CopyingSeq2Seq:
         require(isinstance(task, CopyTask), "task", "a copy task for snell_seq2seq", task)
         assert isinstance(task, CopyTask)
@@ -93,9 +97,11 @@ class CopyingSeq2Seq(nn.Module):
         return enc, dec
 
     def project(self, summary: torch.Tensor) -> torch.Tensor:
-        """Mean over heads of W^h_c summary^h + b^h_c: (..., heads, H) -> (..., H)."""
-        out = torch.einsum("...kh,koh->...ko", summary, self.project_enc_weight)
-        return (out + self.project_enc_bias).mean(dim=-2)
+        """Mean over heads of W^h_c summary^h + b^h_c: (..., heads, H) -> (..., H), as one
+        matmul: mean_h W^h x^h = [W^1 ... W^K] concat_h(x^h) / K."""
+        k, h_out, h_in = self.project_enc_weight.shape
+        weight = self.project_enc_weight.permute(1, 0, 2).reshape(h_out, k * h_in) / k
+        return F.linear(summary.flatten(-2), weight, self.project_enc_bias.mean(dim=0))
 
     def readout(self, dec: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         """Logits from decoder states and contexts (broadcast over leading dims)."""
@@ -106,13 +112,16 @@ class CopyingSeq2Seq(nn.Module):
         """Return (logits (B, T, n_tokens), attention (B, heads, T, S))."""
         enc, dec = self.states(batch)
         b, t, h = dec.shape
+        k, n_src = self.heads, enc.shape[1]
         if self.uniform:
-            scores = dec.new_zeros(b, self.heads, t, enc.shape[1])  # (B, K, T, S)
+            scores = dec.new_zeros(b, k * t, n_src)  # (B, K T, S)
         else:
-            queries = self.attn_lin(dec).view(b, t, self.heads, h).transpose(1, 2)  # (B,K,T,H)
-            scores = queries @ enc.unsqueeze(1).transpose(2, 3)  # (B, K, T, S)
-        alpha = torch.softmax(scores, dim=-1)  # (B, K, T, S), explicit so it can be recorded
-        summary = (alpha @ enc.unsqueeze(1)).transpose(1, 2)  # (B, T, K, H)
+            # heads stacked along the query axis: one (K T, H) x (H, S) matmul per example
+            queries = self.attn_lin(dec).view(b, t, k, h).transpose(1, 2)  # (B, K, T, H)
+            scores = queries.reshape(b, k * t, h) @ enc.transpose(1, 2)  # (B, K T, S)
+        alpha = torch.softmax(scores, dim=-1)  # explicit so it can be recorded
+        summary = (alpha @ enc).view(b, k, t, h).transpose(1, 2)  # (B, T, K, H)
+        alpha = alpha.view(b, k, t, n_src)  # (B, K, T, S)
         return self.readout(dec, self.project(summary)), alpha
 
     def loss(self, batch: Batch) -> torch.Tensor:
@@ -141,34 +150,42 @@ class CopyingSeq2Seq(nn.Module):
 
         ``loss``: mean token NLL over all T targets; ``loss_words``: over the L word positions
         (EOS step excluded, the convention of the bag-of-words bounds, §9.1); ``acc``:
-        teacher-forced token accuracy over all T targets (incl. EOS); ``attn_acc``: fraction of
-        (example, t) with argmax_l alpha_{t,l} = t, for the best-aligned head (per head as
-        ``attn_acc_head<k>`` when there are several); ``attn_acc_m1``/``_p1``: argmax at t+1 /
-        t-1; ``gold_attention``: mean alpha_{t,t}; ``attn_entropy``: mean entropy in nats;
-        ``attn_max``: mean max_l alpha_{t,l} (these three averaged over heads); ``ktiw_acc``:
-        fraction of (example, t) with argmax_l beta_{t,l} = t (KTIW probe accuracy; chance 1/S).
+        teacher-forced token accuracy over all T targets (incl. EOS, as the official code).
+        Attention and probe metrics are over the L word steps t < L (the EOS step, trivially
+        right, is excluded as in the official multihead.py), so their chance level is 1/S:
+        ``attn_acc``: fraction of (example, t) with argmax_l alpha_{t,l} = t, for the
+        best-aligned head (per head as ``attn_acc_head<k>`` when there are several);
+        ``attn_acc_m1``/``_p1``: argmax at t+1 / t-1 (off-by-one alignments of a
+        unidirectional encoder); ``attn_acc_best_offset``: the largest of the three;
+        ``gold_attention``: mean alpha_{t,t}; ``attn_entropy`` (nats), ``attn_entropy_ratio``
+        (/ log S), ``attn_max``: averaged over heads and all T steps; ``ktiw_acc``: fraction of
+        (example, t) with argmax_l beta_{t,l} = t (KTIW probe accuracy).
         """
         logits, alpha = self(batch)  # alpha: (B, K, T, S)
         target = batch["target"]  # (B, T)
-        steps = torch.arange(alpha.shape[2])
-        argmax = alpha.argmax(dim=-1)  # (B, K, T)
-        per_head = (argmax == steps).double().mean(dim=(0, 2))  # (K,)
+        words = torch.arange(alpha.shape[2] - 1)  # word steps t < L
+        argmax = alpha[:, :, :-1].argmax(dim=-1)  # (B, K, L)
+        per_head = (argmax == words).double().mean(dim=(0, 2))  # (K,)
         best = int(per_head.argmax())
         entropy = attention_entropy(alpha)  # (B, K, T)
         token_nll = F.cross_entropy(logits.transpose(1, 2), target, reduction="none")  # (B, T)
-        probe_argmax = self.ktiw_probe(batch).argmax(dim=-1)  # (B, T)
+        probe_argmax = self.ktiw_probe(batch)[:, :-1].argmax(dim=-1)  # (B, L)
+        on_time = per_head[best].item()
+        early = (argmax[:, best] == words + 1).double().mean().item()
+        late = (argmax[:, best] == words - 1).double().mean().item()
         out = {
             "loss": token_nll.mean().item(),
             "loss_words": token_nll[:, :-1].mean().item(),
             "acc": (logits.argmax(-1) == target).double().mean().item(),
-            "attn_acc": per_head[best].item(),
-            "attn_acc_m1": (argmax[:, best] == steps + 1).double().mean().item(),
-            "attn_acc_p1": (argmax[:, best] == steps - 1).double().mean().item(),
-            "gold_attention": alpha[:, :, steps, steps].double().mean().item(),
+            "attn_acc": on_time,
+            "attn_acc_m1": early,
+            "attn_acc_p1": late,
+            "attn_acc_best_offset": max(on_time, early, late),
+            "gold_attention": alpha[:, :, words, words].double().mean().item(),
             "attn_entropy": entropy.double().mean().item(),
             "attn_entropy_ratio": entropy.double().mean().item() / math.log(alpha.shape[-1]),
             "attn_max": alpha.max(-1).values.double().mean().item(),
-            "ktiw_acc": (probe_argmax == steps).double().mean().item(),
+            "ktiw_acc": (probe_argmax == words).double().mean().item(),
         }
         if self.heads > 1:
             out.update({f"attn_acc_head{k}": v.item() for k, v in enumerate(per_head)})

@@ -73,6 +73,10 @@ class RunSpec:
         steps = set(range(0, self.steps + 1, self.eval_every)) | {self.steps}
         return sorted(steps | set(self.attention_snapshots))
 
+    def cost_estimate(self) -> float:
+        """Relative training cost, for scheduling (longest first); not part of the identity."""
+        return (self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "task": self.task.to_dict(),

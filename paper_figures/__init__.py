@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compare import evaluate, select
+from compare import select
+from compare.verify import evaluate_all
 from empirics import LocalExecutor, RunStore
 
 
@@ -20,8 +21,8 @@ def regenerate(out: Path, profile: str = "quick", store: RunStore | None = None,
     executor = LocalExecutor(store or RunStore(), workers=workers, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for claim in select():
-        outcome = evaluate(claim, profile, executor)
+    for outcome in evaluate_all(select(), profile, executor):
+        claim = outcome.claim
         for name, fig in outcome.assessment.figures.items():
             for ext in ("png", "pdf"):
                 path = out / f"{claim.id}.{name}.{ext}"

@@ -28,7 +28,7 @@ def fake(spec, **metrics) -> RunResult:
 
 
 @pytest.mark.parametrize(("k", "n", "verdict"), [
-    (12, 12, Verdict.CONFIRMED), (11, 12, Verdict.CONFIRMED), (10, 12, Verdict.INCONCLUSIVE),
+    (12, 12, Verdict.CONFIRMED), (11, 12, Verdict.INCONCLUSIVE), (10, 12, Verdict.INCONCLUSIVE),
     (3, 3, Verdict.INCONCLUSIVE), (5, 12, Verdict.REFUTED), (0, 0, Verdict.INCONCLUSIVE),
 ])
 def test_every_seed_rule(k, n, verdict):
@@ -51,8 +51,10 @@ def test_permutation_is_hard_reads_both_groups():
     claim = PermutationIsHard()
     params = {**claim.params("smoke"), "seeds": 6}
     specs = claim.specs(params)
-    fail = {"acc": [0.1, 0.5], "attn_acc": [0.1, 0.2], "ktiw_acc": [0.1, 0.1]}
-    learn = {"acc": [0.1, 0.99], "attn_acc": [0.1, 0.95], "ktiw_acc": [0.1, 1.0]}
+    fail = {"acc": [0.1, 0.5], "attn_acc": [0.1, 0.2], "attn_acc_best_offset": [0.1, 0.2],
+            "ktiw_acc": [0.1, 0.1]}
+    learn = {"acc": [0.1, 0.99], "attn_acc": [0.1, 0.95], "attn_acc_best_offset": [0.1, 0.95],
+             "ktiw_acc": [0.1, 1.0]}
     results = [fake(s, **(fail if s.task.distribution == "permutation" else learn))
                for s in specs]
     assert claim.assess(params, results).verdict is Verdict.CONFIRMED
@@ -72,6 +74,11 @@ def test_ktiw_precedes_attention_rule():
     a = claim.assess(params, [fake(s, **before) for s in specs])
     assert a.verdict is Verdict.CONFIRMED
     assert claim.assess(params, [fake(s, **after) for s in specs]).verdict is Verdict.REFUTED
+    tie = {"ktiw_acc": [0.0, 0.6, 1, 1, 1, 1], "attn_acc": [0.0, 0.6, 1, 1, 1, 1]}
+    tied = claim.assess(params, [fake(s, **tie) for s in specs])
+    assert tied.verdict is Verdict.CONFIRMED and tied.details["ties"] == len(specs)
+    lag = {"ktiw_acc": [0.0, 0.0, 0.6, 1, 1, 1], "attn_acc": [0.0, 0.6, 1, 1, 1, 1]}
+    assert claim.assess(params, [fake(s, **lag) for s in specs]).verdict is Verdict.REFUTED
     # seeds whose attention is never learned do not count either way
     assert claim.assess(params, [fake(s, **never) for s in specs]).verdict is \
         Verdict.INCONCLUSIVE
@@ -124,3 +131,29 @@ def test_saddle_claim_refutes_a_departure():
     results = [fake(s, **(moved if s.task.distribution == "permutation" else escaped))
                for s in specs]
     assert claim.assess(params, results).verdict is Verdict.REFUTED
+
+
+def test_partial_spearman_separates_kappa_from_v():
+    from compare.claims.snell import KappaPredictsLearningSpeed
+
+    vocab = np.repeat([20, 22, 26, 40, 80, 160], 3).astype(float)
+    kappa = np.array([(v - 20) / (v * (v - 1)) for v in vocab])
+    rng = np.random.default_rng(0)
+    noise = rng.normal(scale=1e-4, size=vocab.size)
+    r, p_pos, _ = KappaPredictsLearningSpeed.partial_spearman(kappa, kappa + noise, vocab)
+    assert r > 0.5 and p_pos < 0.01  # speed follows kappa, also where V disagrees
+    _, p_pos, _ = KappaPredictsLearningSpeed.partial_spearman(kappa, vocab + noise, vocab)
+    assert p_pos > 0.05  # speed that follows V alone gives no partial correlation
+
+
+def test_multihead_rule_uses_accuracy_only():
+    from compare.claims.snell import MultiheadRescuesPermutations
+
+    claim = MultiheadRescuesPermutations()
+    params = {**claim.params("smoke"), "seeds": 6}
+    specs = claim.specs(params)
+    # 8 heads learn the task with no single well-aligned head; 1 head never learns
+    fail = {"acc": [0.1, 0.5], "attn_acc": [0.0, 0.0]}
+    learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
+    results = [fake(s, **(fail if s.model.heads == 1 else learn)) for s in specs]
+    assert claim.assess(params, results).verdict is Verdict.CONFIRMED

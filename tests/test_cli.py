@@ -133,3 +133,25 @@ def test_unwritable_outputs_are_user_errors(capsys, tmp_path):
     code, _, err = run(capsys, "runs", "export", "--out", str(tmp_path / "no" / "x.csv"),
                        "--cache", str(tmp_path / "c"))
     assert code == 2 and "cannot write --out" in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["predict", "snell.toy_classifier_tau_star", "--p0", "abc"],
+    ["predict", "snell.stage2_onset_rate", "--K", "x", "--L", "3"],
+    ["predict", "snell.stage1_accuracy_bound", "--L", "2.5"],
+    ["predict", "snell.stage1_loss", "--V", "10", "--L", "5", "--distribution", "iid"],
+])
+def test_predict_bad_values_are_one_line_errors(capsys, argv):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_predict_every_scalar_quantity_at_its_defaults(capsys):
+    import theory
+
+    args = {"V": 30, "L": 20, "K": 1.0}
+    for name in theory.QUANTITIES:
+        params = [tok for p in theory.registry.parameters(name).values()
+                  if p.default is p.empty for tok in (f"--{p.name}", str(args[p.name]))]
+        code, out, _ = run(capsys, "predict", name, *params)
+        assert code == 0 and "value" in json.loads(out), name

@@ -30,24 +30,21 @@ def test_exclusion_loss_is_log_factorial_over_l_by_sympy(length):
         theory.snell.stage1_exclusion_loss(length).value, rel=1e-12)
 
 
-def test_exclusion_bounds_by_monte_carlo():
-    """An oracle that knows the bag and the emitted prefix, predicting uniformly over the words
-    left, achieves exactly the accuracy and loss bounds (EOS conventions as in the spec)."""
+def test_accuracy_bound_by_monte_carlo():
+    """An oracle that knows the bag and the emitted prefix, guessing uniformly among the words
+    left, achieves the accuracy bound (EOS step included, as in the spec). (Its loss is
+    log(L!)/L by construction, so the loss bound is checked by sympy above, not here.)"""
     rng = np.random.default_rng(0)
-    length, hits, nll = 12, 0.0, 0.0
-    n = 2000
+    length, hits, n = 12, 0.0, 2000
     for _ in range(n):
         remaining = list(rng.permutation(30)[:length])
         for _ in range(length):
-            guess = rng.choice(remaining)
-            hits += guess == remaining[0]
-            nll += math.log(len(remaining))
+            hits += rng.choice(remaining) == remaining[0]
             remaining.pop(0)
         hits += 1  # the EOS step is certain
     acc = hits / (n * (length + 1))
     se = math.sqrt(acc * (1 - acc) / (n * (length + 1)))
     assert abs(acc - theory.snell.stage1_accuracy_bound(length).value) < 4 * se
-    assert nll / (n * length) == pytest.approx(theory.snell.stage1_exclusion_loss(length).value)
 
 
 @settings(max_examples=4, deadline=None)

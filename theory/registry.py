@@ -15,8 +15,10 @@ from theory import snell
 from theory.prediction import Prediction
 
 QUANTITIES: dict[str, Callable[..., Prediction]] = {
-    "snell.kappa": snell.kappa,
-    "snell.kappa_peak": snell.kappa_peak,
+    f"snell.{name}": getattr(snell, name)
+    for name in ("kappa", "kappa_peak", "stage1_loss", "stage1_exclusion_loss",
+                 "stage1_accuracy_bound", "stage2_onset_rate", "toy_classifier_tau_star",
+                 "toy_classifier_first_crossing", "permutation_saddle_loss")
 }
 
 

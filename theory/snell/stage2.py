@@ -49,6 +49,8 @@ def stage2_onset_rate(K: float, L: int) -> Prediction:
     """Growth rate K/L of the gold-vs-other attention logit gap when B = K I (§4.5b)."""
     if not isinstance(L, int) or L < 1:
         raise ValueError(f"L (sequence length) must be an integer >= 1; got {L!r}")
+    if isinstance(K, bool) or not isinstance(K, int | float):
+        raise ValueError(f"K (KTIW strength) must be a number; got {K!r}")
     return Prediction(value=K / L, equation="d(a_gold - a_other)/dtau = K / L", source=_SOURCE,
                       derived=True, assumptions=("subset copying", "B = K I (stage-1 solution)",
                                                  "uniform attention"),

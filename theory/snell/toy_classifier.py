@@ -26,6 +26,13 @@ _SOURCE = "derived: shared/papers/snell2021.md §4.2 (closed form by sympy.dsolv
 _ASSUMPTIONS = ("gradient flow (continuous time)", "attention weight p unconstrained")
 
 
+def _check_numbers(**values: object) -> None:
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value):
+            raise ValueError(f"{name} must be a finite number; got {value!r}")
+
+
 @cache
 def toy_classifier_solution() -> dict[str, sp.Expr]:
     """Symbolic solution {beta0, beta1, p} in tau and the initial values beta_0, beta_1, p_0
@@ -51,6 +58,7 @@ def _numeric() -> dict[str, object]:
 def toy_classifier_trajectory(tau: ArrayLike, p0: float = 0.5, beta0: float = 0.0,
                               beta1: float = 0.0) -> Prediction:
     """(p, beta_0, beta_1) at times ``tau`` from the sympy closed form."""
+    _check_numbers(p0=p0, beta0=beta0, beta1=beta1)
     t = np.asarray(tau, dtype=float)
     funcs = _numeric()
     value = {name: np.broadcast_to(np.asarray(f(t, p0, beta0, beta1), dtype=float), t.shape)
@@ -62,6 +70,7 @@ def toy_classifier_trajectory(tau: ArrayLike, p0: float = 0.5, beta0: float = 0.
 
 def toy_classifier_tau_star(p0: float = 0.5, beta0: float = 0.0, beta1: float = 0.0) -> Prediction:
     """First time p reaches 1 (attention fully on the informative token)."""
+    _check_numbers(p0=p0, beta0=beta0, beta1=beta1)
     if p0 >= 1:
         value = 0.0
     else:
@@ -83,6 +92,7 @@ def toy_classifier_first_crossing(p0: float = 0.5, beta0: float = 10.0,
 
     p(tau) = 0  <=>  tanh(sqrt2 tau) = -sqrt2 p_0 / D_0, D_0 = beta_1 - beta_0.
     """
+    _check_numbers(p0=p0, beta0=beta0, beta1=beta1)
     d0 = beta1 - beta0
     ratio = -math.sqrt(2) * p0 / d0 if d0 != 0 else math.inf
     value = math.atanh(ratio) / math.sqrt(2) if 0 < ratio < 1 else math.inf

@@ -26,11 +26,16 @@ COPYING: dict[str, dict[str, Any]] = {
              "eval_every": 10, "eval_size": 50, "seeds": 20},
 }
 
-SUCCESS = {"acc": 0.95, "attn_acc": 0.9}
+SUCCESS = {"acc": 0.95, "attn_acc_best_offset": 0.9}
 """A seed has learned to copy when, at one evaluation, teacher-forced token accuracy >= 0.95
-(the official success criterion, multihead.py ``can_learn``) and attention accuracy >= 0.9, so
-that a non-aligned solution does not count (snell2021.md §9.2; chance attention accuracy is
-1/S). A diverged run never succeeds."""
+(the official success criterion, multihead.py ``can_learn``) and its attention is aligned:
+argmax at t, or consistently at t - 1 or t + 1 (the off-by-one alignments a unidirectional
+encoder produces, §3.4), for >= 90% of word steps -- so that a non-aligned shortcut (an EOS or
+diffuse band solution, snell2021.md §9.2) does not count; chance is 1/S. A diverged run never
+succeeds."""
+
+SUCCESS_ACC_ONLY = {"acc": 0.95}
+"""The official criterion alone, for the multi-head model (see its claim)."""
 
 
 def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,
@@ -42,15 +47,18 @@ def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,
                    eval_every=params["eval_every"], eval_size=params["eval_size"], seed=seed)
 
 
-def success_steps(results: list[RunResult]) -> list[int | None]:
-    return [r.first_step_reaching(SUCCESS) for r in results]
+def success_steps(results: list[RunResult],
+                  criterion: dict[str, float] = SUCCESS) -> list[int | None]:
+    return [r.first_step_reaching(criterion) for r in results]
 
 
 def every_seed_verdict(k: int, n: int, rate: float = 0.9) -> tuple[Verdict, str]:
     """Decide "holds in every seed", read as a per-seed probability p >= ``rate``.
 
     Exact 95% Clopper-Pearson interval [lo, hi]: refuted when hi < rate (p >= rate rejected);
-    confirmed when k/n >= rate and lo > 0.5 (most seeds, beyond chance); else inconclusive.
+    confirmed only when every seed holds (k = n) and lo > 0.5, i.e. n >= 6 (with k = n - 1 a
+    true rate of 0.8 would be confirmed about a quarter of the time at n = 12); else
+    inconclusive.
     """
     if n == 0:
         return Verdict.INCONCLUSIVE, "no seed qualified, so there is nothing to count"
@@ -58,12 +66,10 @@ def every_seed_verdict(k: int, n: int, rate: float = 0.9) -> tuple[Verdict, str]
     text = f"{k}/{n} seeds (95% CI {lo:.2f}-{hi:.2f})"
     if hi < rate:
         return Verdict.REFUTED, f"{text}: the upper bound is below {rate}"
-    if k / n >= rate and lo > 0.5:
-        return Verdict.CONFIRMED, f"{text}: the observed rate meets {rate} and the lower " \
-                                  f"bound excludes a minority"
-    return Verdict.INCONCLUSIVE, f"{text}: p >= {rate} is not rejected, but the observed " \
-                                 f"rate is below {rate} or the seeds are too few for a lower " \
-                                 f"bound above 0.5"
+    if k == n and lo > 0.5:
+        return Verdict.CONFIRMED, f"{text}: every seed, and the lower bound excludes a minority"
+    return Verdict.INCONCLUSIVE, f"{text}: p >= {rate} is not rejected, but not every seed " \
+                                 f"holds or the seeds are too few for a lower bound above 0.5"
 
 
 def compare_groups(steps_a: list[int | None], steps_b: list[int | None],

@@ -5,6 +5,7 @@ claim's docstring gives the reasoning."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -17,6 +18,7 @@ from compare.claims.snell.common import (
     COPYING,
     PAPER_COPYING,
     SUCCESS,
+    SUCCESS_ACC_ONLY,
     compare_groups,
     copy_spec,
     every_seed_verdict,
@@ -27,8 +29,8 @@ from compare.plotting import PALETTE, new_figure
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
 
-SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and attention acc >= {SUCCESS['attn_acc']} "
-                f"at one evaluation")
+SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and aligned attention (argmax at t or t +- 1) "
+                f">= {SUCCESS['attn_acc_best_offset']} at one evaluation")
 
 
 def _scale(params: dict[str, Any]) -> str:
@@ -60,12 +62,12 @@ class SubsetLearnedEverySeed(Claim):
     of V > L) is learned by every seed ([BLOG]: "successfully learns this copying function
     every time").
 
-    Success of a seed: ``SUCCESS`` (token acc >= 0.95 and attention acc >= 0.9 at one
+    Success of a seed: ``SUCCESS`` (token acc >= 0.95 and aligned attention >= 0.9 at one
     evaluation). "Every time" is read as a per-seed success probability p >= 0.9, decided by
     the exact 95% Clopper-Pearson interval (``every_seed_verdict``): refuted when its upper bound
-    is below 0.9; confirmed when k/n >= 0.9 and its lower bound exceeds 0.5; otherwise
-    inconclusive. The 12 seeds of ``quick`` confirm with 11 or 12 successes; the 3 seeds of
-    ``smoke`` can never confirm (wiring only).
+    is below 0.9; confirmed when every seed succeeds and the lower bound exceeds 0.5; otherwise
+    inconclusive. The 12 seeds of ``quick`` confirm only with 12/12; the 3 seeds of ``smoke``
+    can never confirm (wiring only).
     """
 
     id = "snell.subset_learned_every_seed"
@@ -162,9 +164,11 @@ class KtiwPrecedesAttention(Claim):
     Per seed whose attention is learned (attention accuracy reaches 0.5; seeds whose attention
     never does say nothing about the order): first evaluated step with KTIW-probe accuracy
     >= 0.5 versus first step with attention accuracy >= 0.5 (the spec's T9; 0.5 is ~10x chance
-    1/S). "No later" allows one evaluation interval, the resolution of the schedule. The
-    per-seed outcomes are counted with ``every_seed_verdict`` (p >= 0.9 by Clopper-Pearson).
-    Runs: the permutation and subset runs of ``snell.permutation_is_hard`` (shared).
+    1/S). KTIW holds "no later" when its step is <= the attention step: a tie (both crossed
+    within the same evaluation interval) is no later at the schedule's resolution and is
+    reported separately; no slack beyond that. The per-seed outcomes are counted with
+    ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: the permutation and subset runs
+    of ``snell.permutation_is_hard`` (shared).
     """
 
     id = "snell.ktiw_precedes_attention"
@@ -187,8 +191,10 @@ class KtiwPrecedesAttention(Claim):
                 continue
             rows.append({"distribution": r.spec.task.distribution, "seed": r.spec.seed,
                          "ktiw_step": ktiw, "attention_step": attn,
-                         "precedes": ktiw is not None and ktiw <= attn + params["eval_every"]})
+                         "precedes": ktiw is not None and ktiw <= attn,
+                         "tie": ktiw == attn})
         k = sum(r["precedes"] for r in rows)
+        ties = sum(r["tie"] for r in rows)
         verdict, why = every_seed_verdict(k, len(rows))
         leads = [r["attention_step"] - r["ktiw_step"] for r in rows if r["ktiw_step"] is not None]
         return Assessment(
@@ -200,12 +206,13 @@ class KtiwPrecedesAttention(Claim):
             statistic=f"first step with KTIW-probe acc >= 0.5 vs attention acc >= 0.5, over "
                       f"{len(rows)} seeds whose attention is learned ({_scale(params)}, "
                       f"permutation and subset)",
-            tolerance={"slack_steps": params["eval_every"], "rate_claimed": 0.9,
-                       "why": "one evaluation interval of slack (the schedule's resolution); "
-                              "'seed by seed' read as p >= 0.9, Clopper-Pearson"},
-            explanation=f"KTIW preceded attention in {why}; median lead "
+            tolerance={"eval_every": params["eval_every"], "rate_claimed": 0.9,
+                       "why": "the schedule's resolution only (ties count as no later); "
+                              "'seed by seed' read as every seed, Clopper-Pearson"},
+            explanation=f"KTIW no later than attention in {why}; {ties} of them ties (same "
+                        f"evaluation interval); median lead "
                         f"{np.median(leads) if leads else float('nan'):.0f} steps.",
-            n_seeds=len(results), details={"seeds": rows},
+            n_seeds=len(rows), details={"seeds": rows, "ties": ties},
             figures={"ktiw_vs_attention": self._figure(rows, params)},
         )
 
@@ -232,59 +239,80 @@ class KappaPredictsLearningSpeed(Claim):
     does not test it): across a sweep of V at fixed L, copying is learned faster where the
     stage-1 signal kappa(V, L) is larger.
 
-    Speed of a seed = 1 / steps-to-success (0 for a failure). Statistic: Spearman's rank
-    correlation between kappa(V, L) and speed over all (V, seed) runs, one-sided p < 0.05:
-    confirmed when positive and significant, refuted when negative and significant,
-    inconclusive otherwise. The sweep runs past the maximiser V* = L + sqrt(L(L-1)), where
-    kappa falls while V keeps growing, so a plain "larger V is easier" trend does not suffice.
+    kappa rises from 0 at V = L to its peak at V* = L + sqrt(L(L-1)) and falls after, so the
+    sweep pairs vocabulary sizes below V* with sizes above it of similar kappa (L = 20: kappa(26)
+    ~ kappa(80), kappa(22) ~ kappa(160)). "Larger V is easier" and "larger kappa is easier" then
+    predict different orders, and the statistic separates them: the partial Spearman rank
+    correlation of kappa and speed controlling for V. Speed of a seed = 1 / steps-to-success
+    (0 for a failure). One-sided test at 0.05 (t with n - 3 degrees of freedom): confirmed when
+    the partial correlation is positive and significant, refuted when negative and significant,
+    inconclusive otherwise. The plain correlation is reported too.
     """
 
     id = "snell.kappa_predicts_learning_speed"
     paper = "snell"
     statement = ("Across vocabulary sizes V at fixed L, learning speed increases with the "
-                 "stage-1 signal kappa(V, L) (a derived prediction the paper does not test).")
+                 "stage-1 signal kappa(V, L), beyond what V alone explains (a derived "
+                 "prediction the paper does not test).")
     paper_scale = PAPER_COPYING
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {**COPYING["smoke"], "vocab": (16, 24, 48), "seeds": 2},
-        "quick": {**COPYING["quick"], "vocab": (20, 21, 23, 26, 30, 40, 80), "seeds": 3},
-        "full": {**COPYING["full"], "vocab": (40, 41, 44, 50, 60, 80, 160), "seeds": 10},
+        "smoke": {**COPYING["smoke"], "vocab": (16, 20, 64), "seeds": 2},
+        "quick": {**COPYING["quick"], "vocab": (20, 22, 26, 40, 80, 160), "seeds": 3},
+        "full": {**COPYING["full"], "vocab": (40, 44, 52, 80, 160, 320), "seeds": 10},
     }
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return [copy_spec(params, "permutation" if v == params["L"] else "subset", v, s)
                 for v in params["vocab"] for s in range(params["seeds"])]
 
+    @staticmethod
+    def partial_spearman(x: Sequence[float], y: Sequence[float],
+                         z: Sequence[float]) -> tuple[float, float, float]:
+        """Partial rank correlation of x and y given z, with one-sided p-values (>0, <0)."""
+        rx, ry, rz = (stats.rankdata(v) for v in (x, y, z))
+        r_xy, r_xz, r_yz = (np.corrcoef(a, b)[0, 1] for a, b in ((rx, ry), (rx, rz), (ry, rz)))
+        denom = math.sqrt(max((1 - r_xz**2) * (1 - r_yz**2), 0.0))
+        if not denom or not np.isfinite(r_xy):
+            return float("nan"), 1.0, 1.0
+        r = (r_xy - r_xz * r_yz) / denom
+        dof = len(rx) - 3
+        t = r * math.sqrt(dof / max(1 - r**2, 1e-300))
+        return float(r), float(stats.t.sf(t, dof)), float(stats.t.cdf(t, dof))
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         length = params["L"]
-        kappas, speeds, rows = [], [], []
+        vocab, kappas, speeds, rows = [], [], [], []
         for r, step in zip(results, success_steps(list(results)), strict=True):
             v = r.spec.task.vocab_size
             kappa = theory.snell.kappa(v, length).value
-            speed = 0.0 if step is None else 1.0 / max(step, 1)
+            vocab.append(v)
             kappas.append(kappa)
-            speeds.append(speed)
+            speeds.append(0.0 if step is None else 1.0 / max(step, 1))
             rows.append({"V": v, "seed": r.spec.seed, "kappa": kappa, "steps_to_success": step})
-        rho, p_pos = stats.spearmanr(kappas, speeds, alternative="greater")
-        _, p_neg = stats.spearmanr(kappas, speeds, alternative="less")
-        if not np.isfinite(rho):
-            verdict, why = Verdict.INCONCLUSIVE, "speeds or kappas are constant: no ranking"
+        rho_partial, p_pos, p_neg = self.partial_spearman(kappas, speeds, vocab)
+        rho_plain = stats.spearmanr(kappas, speeds).statistic
+        if not np.isfinite(rho_partial):
+            verdict, why = Verdict.INCONCLUSIVE, "speeds, kappas or V are constant: no ranking"
         elif p_pos < 0.05:
-            verdict, why = Verdict.CONFIRMED, f"Spearman rho = {rho:.2f}, one-sided p = " \
-                                              f"{p_pos:.3g} < 0.05"
+            verdict, why = Verdict.CONFIRMED, f"partial Spearman rho = {rho_partial:.2f} " \
+                                              f"(given V), one-sided p = {p_pos:.3g} < 0.05"
         elif p_neg < 0.05:
-            verdict, why = Verdict.REFUTED, f"Spearman rho = {rho:.2f} is significantly " \
-                                            f"negative (p = {p_neg:.3g})"
+            verdict, why = Verdict.REFUTED, f"partial Spearman rho = {rho_partial:.2f} (given " \
+                                            f"V) is significantly negative (p = {p_neg:.3g})"
         else:
-            verdict, why = Verdict.INCONCLUSIVE, f"Spearman rho = {rho:.2f}, one-sided p = " \
-                                                 f"{p_pos:.3g}: not significant at 0.05"
+            verdict, why = Verdict.INCONCLUSIVE, f"partial Spearman rho = {rho_partial:.2f} " \
+                                                 f"(given V), one-sided p = {p_pos:.3g}: not " \
+                                                 f"significant at 0.05"
+        why += f"; plain Spearman rho(kappa, speed) = {rho_plain:.2f}."
         return Assessment(
-            verdict=verdict, theory="rho > 0",
-            empirical={"value": float(rho) if np.isfinite(rho) else None, "p_value": p_pos,
-                       "quantity": "Spearman rho(kappa, 1/steps-to-success)"},
-            statistic=f"rank correlation of kappa(V, L={length}) and learning speed over "
-                      f"V in {list(params['vocab'])} x {params['seeds']} seeds "
+            verdict=verdict, theory="partial rho > 0",
+            empirical={"value": rho_partial if np.isfinite(rho_partial) else None,
+                       "p_value": p_pos, "plain_rho": rho_plain,
+                       "quantity": "partial Spearman rho(kappa, 1/steps-to-success | V)"},
+            statistic=f"partial rank correlation of kappa(V, L={length}) and learning speed "
+                      f"given V, over V in {list(params['vocab'])} x {params['seeds']} seeds "
                       f"({_scale(params)})",
-            tolerance={"alpha": 0.05, "why": "one-sided Spearman test at 0.05"},
+            tolerance={"alpha": 0.05, "why": "one-sided test of the partial correlation at 0.05"},
             explanation=why, n_seeds=len(results), details={"runs": rows},
             figures={"kappa_speed": self._figure(rows, params)},
         )
@@ -321,9 +349,11 @@ class MultiheadRescuesPermutations(Claim):
 
     Statistic and decision as ``snell.permutation_is_hard`` with A = 1 head, B = 8 heads:
     Fisher's exact test on successes and Mann-Whitney on steps-to-success, one-sided at 0.025
-    each. Success is ``SUCCESS`` with the best-aligned head's attention accuracy. This is the
-    direct comparison; the good/bad-head protocol of §5 (heads classified by single-head runs,
-    then combined) is not implemented yet.
+    each. Success is the official criterion alone, token accuracy >= 0.95
+    (``SUCCESS_ACC_ONLY``): an attention criterion would have to pick the best of 8 heads, a
+    selection that favours the 8-head model. This is the direct comparison; the good/bad-head
+    protocol of §5 (heads classified by single-head runs, then combined) is not implemented
+    yet, and "rather than expressiveness" is not tested separately.
     """
 
     id = "snell.multihead_rescues_permutations"
@@ -334,7 +364,7 @@ class MultiheadRescuesPermutations(Claim):
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {**COPYING["smoke"], "seeds": 2, "heads": 8},
         "quick": {**COPYING["quick"], "seeds": 8, "heads": 8},
-        "full": {**COPYING["full"], "seeds": 20, "heads": 8},
+        "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400},
     }
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
@@ -345,7 +375,8 @@ class MultiheadRescuesPermutations(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         n, heads = params["seeds"], params["heads"]
         single, multi = list(results[:n]), list(results[n:])
-        cmp = compare_groups(success_steps(single), success_steps(multi), params["steps"])
+        cmp = compare_groups(success_steps(single, SUCCESS_ACC_ONLY),
+                             success_steps(multi, SUCCESS_ACC_ONLY), params["steps"])
         verdict = group_verdict(cmp)
         (k1, km), (m1, mm) = cmp["successes"], cmp["median_steps"]
         explanation = (
@@ -358,7 +389,7 @@ class MultiheadRescuesPermutations(Claim):
             empirical={"value": km / n, "ci": list(binomial_ci(km, n)), "confidence": 0.95,
                        "quantity": f"{heads}-head success rate", "single_head_rate": k1 / n,
                        "median_steps": [m1, mm]},
-            statistic=f"success ({SUCCESS_TEXT}, best head) and steps-to-success on "
+            statistic=f"success (token acc >= 0.95) and steps-to-success on "
                       f"permutations, GRU 1 head vs {heads} heads ({_scale(params)} each)",
             tolerance={"alpha_per_test": 0.025,
                        "why": "two one-sided tests at 0.05 family-wise, Bonferroni"},
