@@ -104,24 +104,28 @@ class CopyingSeq2Seq(nn.Module):
         return F.linear(summary.flatten(-2), weight, self.project_enc_bias.mean(dim=0))
 
     def readout(self, dec: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """Logits from decoder states and contexts (broadcast over leading dims)."""
-        dec, context = torch.broadcast_tensors(dec, context)
-        return self.hidden2vocab(torch.tanh(self.after_decoder(torch.cat([dec, context], -1))))
+        """Logits from decoder states and contexts (broadcast over leading dims):
+        W_v tanh(W_o [s; c] + b_o) + b_v, with W_o [s; c] = W_o^s s + W_o^c c computed per
+        factor before broadcasting (the probe pairs every s_t with every c_l)."""
+        h = dec.shape[-1]
+        w_s, w_c = self.after_decoder.weight[:, :h], self.after_decoder.weight[:, h:]
+        pre = F.linear(dec, w_s, self.after_decoder.bias) + F.linear(context, w_c)
+        return self.hidden2vocab(torch.tanh(pre))
 
     def forward(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (logits (B, T, n_tokens), attention (B, heads, T, S))."""
         enc, dec = self.states(batch)
         b, t, h = dec.shape
         k, n_src = self.heads, enc.shape[1]
+        # the K heads of step t are rows t K .. t K + K - 1 of one (T K, H) x (H, S) matmul per
+        # example: no head transposes, and the summary comes out as (B, T, K, H) directly
         if self.uniform:
-            scores = dec.new_zeros(b, k * t, n_src)  # (B, K T, S)
+            scores = dec.new_zeros(b, t * k, n_src)  # (B, T K, S)
         else:
-            # heads stacked along the query axis: one (K T, H) x (H, S) matmul per example
-            queries = self.attn_lin(dec).view(b, t, k, h).transpose(1, 2)  # (B, K, T, H)
-            scores = queries.reshape(b, k * t, h) @ enc.transpose(1, 2)  # (B, K T, S)
+            scores = self.attn_lin(dec).view(b, t * k, h) @ enc.transpose(1, 2)  # (B, T K, S)
         alpha = torch.softmax(scores, dim=-1)  # explicit so it can be recorded
-        summary = (alpha @ enc).view(b, k, t, h).transpose(1, 2)  # (B, T, K, H)
-        alpha = alpha.view(b, k, t, n_src)  # (B, K, T, S)
+        summary = (alpha @ enc).view(b, t, k, h)  # (B, T, K, H)
+        alpha = alpha.view(b, t, k, n_src).transpose(1, 2)  # (B, K, T, S)
         return self.readout(dec, self.project(summary)), alpha
 
     def loss(self, batch: Batch) -> torch.Tensor:

@@ -20,8 +20,8 @@ COPYING: dict[str, dict[str, Any]] = {
     # cannot be solved by a non-aligned shortcut (snell2021.md §9.2); full: the paper (§1.6)
     "smoke": {"hidden": 48, "L": 16, "subset_V": 24, "batch_size": 64, "steps": 400,
               "eval_every": 25, "eval_size": 64, "seeds": 3},
-    "quick": {"hidden": 64, "L": 20, "subset_V": 30, "batch_size": 64, "steps": 600,
-              "eval_every": 20, "eval_size": 100, "seeds": 12},
+    "quick": {"hidden": 64, "L": 20, "subset_V": 30, "batch_size": 64, "steps": 500,
+              "eval_every": 25, "eval_size": 100, "seeds": 12},
     "full": {"hidden": 256, "L": 40, "subset_V": 60, "batch_size": 128, "steps": 200,
              "eval_every": 10, "eval_size": 50, "seeds": 20},
 }

@@ -20,7 +20,7 @@ from empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
 
 UNIFORM: dict[str, dict[str, Any]] = {
     profile: {**cfg, "seeds": {"smoke": 2, "quick": 4, "full": 10}[profile],
-              "steps": {"smoke": 400, "quick": 600, "full": 1000}[profile]}
+              "steps": {"smoke": 400, "quick": 400, "full": 1000}[profile]}
     for profile, cfg in COPYING.items()
 }
 
