@@ -19,8 +19,9 @@ from compare.stats import mean_ci
 from empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
 
 UNIFORM: dict[str, dict[str, Any]] = {
-    profile: {**cfg, "seeds": {"smoke": 2, "quick": 4, "full": 10}[profile],
-              "steps": {"smoke": 400, "quick": 400, "full": 1000}[profile]}
+    # full: the paper's copying configuration (§1.6), frozen-uniform as --invasive_uniform
+    profile: {**cfg, "seeds": {"smoke": 2, "quick": 4, "full": 20}[profile],
+              "steps": {"smoke": 400, "quick": 400, "full": 200}[profile]}
     for profile, cfg in COPYING.items()
 }
 
