@@ -44,6 +44,8 @@ class LocalExecutor:
         self.store = store
         self.workers = workers
         self.progress = progress
+        self.computed: set[str] = set()
+        """Keys of the runs this executor trained (the rest came from the store)."""
 
     def run(self, specs: Sequence[RunSpec], desc: str = "runs") -> list[RunResult]:
         """Results in the order of ``specs``, computing only the runs missing from the store."""
@@ -67,6 +69,7 @@ class LocalExecutor:
                     self._run_pool(missing, bar)
                     for spec in missing:
                         found[spec.key()] = self.store.get(spec.key())
+            self.computed.update(spec.key() for spec in missing)
         return [found[spec.key()] for spec in specs]  # type: ignore[misc]
 
     def _run_pool(self, missing: Sequence[RunSpec], bar: Any) -> None:

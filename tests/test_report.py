@@ -64,3 +64,40 @@ def test_smoke_verdicts(report_dir):
                      "snell.toy_classifier_closed_form", "snell.permutation_saddle"):
         assert verdicts[claim_id] == "confirmed", claim_id
     assert verdicts["snell.subset_learned_every_seed"] == "inconclusive"
+
+
+def test_report_renders_in_a_browser(report_dir, tmp_path):
+    """The verdict table is visible in headless Chromium (skipped when none is installed)."""
+    import shutil
+    import subprocess
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium to run this check)")
+    proc = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         (report_dir / "report.html").resolve().as_uri()],
+        capture_output=True, text=True, timeout=120)
+    dom = proc.stdout
+    assert 'id="verdicts"' in dom
+    doc = json.loads((report_dir / "report.json").read_text())
+    for claim in doc["claims"]:
+        assert claim["id"] in dom
+    assert dom.count("<img") == sum(len(c["figures"]) for c in doc["claims"])
+
+
+def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):
+    """With the runs cached, figures train nothing and say so, one line per figure."""
+    from empirics import RunStore
+    from paper_figures import regenerate
+
+    store = RunStore(report_dir.parent / "cache")
+    with caplog.at_level("INFO", logger="attnverify"):
+        files = regenerate(tmp_path / "figs", "smoke", store, workers=1, progress=False)
+    lines = [r.getMessage() for r in caplog.records if r.name == "attnverify.figures"]
+    assert lines and all("computed" not in line for line in lines)
+    assert not [r for r in caplog.records if "not in cache" in r.getMessage()]
+    assert {f.suffix for f in files} == {".png", ".pdf", ".txt"}
+    assert "Run keys:" in next(f for f in files if f.suffix == ".txt").read_text()
