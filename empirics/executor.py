@@ -55,8 +55,9 @@ class LocalExecutor:
         missing = sorted((unique[key] for key, result in found.items() if result is None),
                          key=RunSpec.cost_estimate, reverse=True)
         if missing:
-            bar = tqdm(total=len(missing), desc=desc, unit="run", disable=not self.progress,
-                       leave=False)
+            # disable=None: no bar when stderr is not a terminal (CI logs), unless progress=False
+            bar = tqdm(total=len(missing), desc=desc, unit="run",
+                       disable=None if self.progress else True, leave=False)
             with bar:
                 if self.workers == 1 or len(missing) == 1:
                     for spec in missing:

@@ -17,12 +17,18 @@ def package_version() -> str:
         return "0+unknown"
 
 
+NOT_RESULT_AFFECTING = ("executor.py", "store.py")
+"""Modules that schedule and store runs but never change a run's numbers."""
+
+
 @cache
 def code_version() -> str:
-    """Hash of the ``empirics`` sources: what produces a result, beyond the package version
-    (which an editable install never bumps)."""
+    """Hash of the ``empirics`` sources that produce a result (tasks, models, loop, configs),
+    beyond the package version, which an editable install never bumps."""
     digest = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
+        if path.name in NOT_RESULT_AFFECTING:
+            continue
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
