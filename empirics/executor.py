@@ -81,16 +81,15 @@ class LocalExecutor:
                        for spec in missing}
             for future in as_completed(futures):
                 spec = futures[future]
-                try:
-                    key = future.result()
-                except Exception as exc:
-                    for other in futures:
-                        other.cancel()
-                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed: {exc}") from exc
-                if key != spec.key():
-                    for other in futures:
-                        other.cancel()
-                    raise RuntimeError("the empirics code changed while the sweep ran (a worker "
-                                       "computed a different run key); run again")
-                bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
-                bar.update()
+                error = future.exception()
+                if error is None and future.result() == spec.key():
+                    bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
+                    bar.update()
+                    continue
+                for other in futures:
+                    other.cancel()
+                if error is not None:
+                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed: {error}"
+                                       ) from error
+                raise RuntimeError("the empirics code changed while the sweep ran (a worker "
+                                   "computed a different run key); run again")

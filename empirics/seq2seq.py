@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirics.attention import attention_entropy
+from empirics.attention import attention_entropy, entropy_ratio
 from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
 from empirics.copying import CopyTask
 
@@ -187,7 +187,7 @@ class CopyingSeq2Seq(nn.Module):
             "attn_acc_best_offset": max(on_time, early, late),
             "gold_attention": alpha[:, :, words, words].double().mean().item(),
             "attn_entropy": entropy.double().mean().item(),
-            "attn_entropy_ratio": entropy.double().mean().item() / math.log(alpha.shape[-1]),
+            "attn_entropy_ratio": entropy_ratio(alpha).double().mean().item(),
             "attn_max": alpha.max(-1).values.double().mean().item(),
             "ktiw_acc": (probe_argmax == words).double().mean().item(),
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Protocol
 
 import numpy as np
@@ -56,16 +56,16 @@ def build_model(spec: RunSpec) -> torch.nn.Module:
     return model.to(device=spec.device, dtype=DTYPES[spec.dtype])
 
 
-def train(spec: RunSpec, on_step: Callable[[int], None] | None = None) -> RunResult:
+def train(spec: RunSpec) -> RunResult:
     """Run ``spec`` to completion (or divergence) and return its :class:`RunResult`.
 
     Runs on one torch thread whatever the caller's setting, so a run key always maps to the
     same numbers (parallelism is across runs, ARCHITECTURE.md "Performance conventions")."""
     with single_thread():
-        return _train(spec, on_step)
+        return _train(spec)
 
 
-def _train(spec: RunSpec, on_step: Callable[[int], None] | None) -> RunResult:
+def _train(spec: RunSpec) -> RunResult:
     start = time.perf_counter()
     seeds = spec.seeds()
     device = torch.device(spec.device)
@@ -105,8 +105,6 @@ def _train(spec: RunSpec, on_step: Callable[[int], None] | None) -> RunResult:
         optimizer.step()
         if step in eval_at:
             evaluate(step)
-        if on_step is not None:
-            on_step(step)
 
     return RunResult(
         spec=spec,

@@ -120,8 +120,8 @@ class Stage1BowOptimum(Claim):
             f"{b['distribution']} {b['final_loss']:.4f} vs {b['optimum']:.4f}" for b in bow_rows)
         explanation += ("" if bow_ok else f" (not within {self.bow_tolerance}: the optimum "
                         "itself is not reached, so the verdict cannot be confirmed).")
-        if _diverged(results):
-            explanation += f" {_diverged(results)} diverged run(s) left out."
+        if diverged := _diverged(results):
+            explanation += f" {diverged} diverged run(s) left out."
         # the headline is the distribution that decides the verdict (the first that refutes)
         head = next((r for r in rows if r["verdict"] == str(verdict)), rows[0])
         return Assessment(
@@ -201,8 +201,9 @@ class KtiwLearnedUnderUniformAttention(Claim):
             f"final KTIW-probe accuracy, subset {subset.mean():.3f} (95% CI {s_lo:.3f}-"
             f"{s_hi:.3f}; 'learned' needs > {hi_t:.3f}), permutations {perm.mean():.3f} "
             f"({p_lo:.3f}-{p_hi:.3f}; 'at chance' needs < {lo_t:.3f}); chance 1/S = "
-            f"{chance:.3f}." + (f" {_diverged(results)} diverged run(s) left out."
-                                if _diverged(results) else ""))
+            f"{chance:.3f}.")
+        if diverged := _diverged(results):
+            explanation += f" {diverged} diverged run(s) left out."
         return Assessment(
             verdict=verdict, theory=f"subset > {hi_t:.3f}; permutation < {lo_t:.3f}",
             empirical={"value": float(subset.mean()), "ci": [s_lo, s_hi], "confidence": 0.95,
