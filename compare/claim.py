@@ -56,6 +56,8 @@ class Claim(ABC):
     statement: ClassVar[str]
     defaults: ClassVar[dict[str, dict[str, Any]]]
     """Parameters per profile (``smoke``, ``quick``, ``full``)."""
+    overridable: ClassVar[tuple[str, ...]] = ()
+    """Parameters a user may set for every profile (e.g. ``corpus`` from ``verify --corpus``)."""
     paper_scale: ClassVar[str] = ""
     """The paper's own configuration in words; empty when the claim has no scale (pure theory)."""
 

@@ -69,6 +69,18 @@ def _store(args: argparse.Namespace):
     return RunStore(Path(args.cache).expanduser() if args.cache else None)
 
 
+def _check_corpus(path: str) -> str:
+    """The corpus directory, resolved, after checking that it holds the WikiText files."""
+    from empirics.text_corpus import corpus_fingerprint
+
+    root = Path(path).expanduser().resolve()
+    try:
+        corpus_fingerprint(root)
+    except OSError as exc:
+        raise UserError(f"--corpus {path}: {exc}") from None
+    return str(root)
+
+
 # -- verify ---------------------------------------------------------------------------------
 def _cmd_verify(args: argparse.Namespace) -> int:
     from compare.claim import PROFILES
@@ -91,6 +103,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     _check_output_dir(out, "--out")
     if args.cache:
         _check_output_dir(Path(args.cache).expanduser(), "--cache")
+    overrides = {}
+    if args.corpus is not None:
+        overrides["corpus"] = _check_corpus(args.corpus)
 
     from compare.report import Report, fmt, measured_text
     from compare.verify import evaluate_all
@@ -98,7 +113,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from empirics.versions import machine, versions
 
     executor = LocalExecutor(_store(args), workers=args.workers, progress=not args.quiet)
-    outcomes = evaluate_all(claims, args.profile, executor)
+    outcomes = evaluate_all(claims, args.profile, executor, overrides)
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes)
     paths = report.write(out)
@@ -132,6 +147,7 @@ def _parse_params(tokens: Sequence[str]) -> dict[str, Any]:
         if not token.startswith("--") or len(token) == 2:
             raise UserError(f"expected --PARAM VALUE, got {token!r}")
         name, eq, value = token[2:].partition("=")
+        name = name.replace("-", "_")  # --eig-mean -> eig_mean
         if not eq:
             if i + 1 >= len(tokens):
                 raise UserError(f"parameter --{name} has no value")
@@ -269,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="attnverify-report", help="report directory")
     p.add_argument("--executor", default="local", help="local (default)")
     p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
+    p.add_argument("--corpus", metavar="DIR",
+                   help="train the Bao language models on a local WikiText-format corpus "
+                        "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
 
     p = sub.add_parser("predict", parents=[common],
                        help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")

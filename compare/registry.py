@@ -1,4 +1,5 @@
-"""The claim registry: every claim id, in report order."""
+"""The claim registry: every claim id, in report order (paper by paper, in the order of
+``PAPERS``; within a paper, in registration order)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,9 @@ def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]
 
     if paper is not None and paper not in PAPERS:
         raise ValueError(f"unknown paper {paper!r}; accepted: {', '.join(PAPERS)}")
+    ordered = sorted(CLAIMS.values(), key=lambda c: PAPERS.index(c.paper))  # stable sort
     if claim_id is not None and claim_id not in CLAIMS:
-        raise ValueError(f"unknown claim {claim_id!r}; accepted: {', '.join(CLAIMS)}")
-    return [c for c in CLAIMS.values()
+        raise ValueError(f"unknown claim {claim_id!r}; accepted: "
+                         f"{', '.join(c.id for c in ordered)}")
+    return [c for c in ordered
             if (paper is None or c.paper == paper) and (claim_id is None or c.id == claim_id)]

@@ -53,10 +53,14 @@ def evaluate(claim: Claim, profile: str, executor: LocalExecutor,
     return _assess(claim, profile, params, specs, executor.run(specs, desc=claim.id))
 
 
-def evaluate_all(claims: Sequence[Claim], profile: str,
-                 executor: LocalExecutor) -> list[ClaimOutcome]:
-    """Evaluate ``claims`` at their ``profile`` defaults with one executor batch for all runs."""
-    plans = [(claim, claim.params(profile)) for claim in claims]
+def evaluate_all(claims: Sequence[Claim], profile: str, executor: LocalExecutor,
+                 overrides: dict[str, Any] | None = None) -> list[ClaimOutcome]:
+    """Evaluate ``claims`` at their ``profile`` defaults with one executor batch for all runs;
+    ``overrides`` replace the parameters a claim lists as ``overridable`` (others ignore them)."""
+    overrides = overrides or {}
+    plans = [(claim, claim.params(profile) | {k: v for k, v in overrides.items()
+                                              if k in claim.overridable})
+             for claim in claims]
     specs = {claim.id: claim.specs(params) for claim, params in plans}
     results = executor.run([s for group in specs.values() for s in group], desc="runs")
     by_key = {r.key: r for r in results}

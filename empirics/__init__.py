@@ -3,41 +3,59 @@
 Never imports ``theory`` or ``compare`` (ARCHITECTURE.md, "Layout").
 """
 
+from empirics.attention_lm import AttentionLM, AttentionLMConfig
 from empirics.config import Batch, ModelConfig, TaskConfig
 from empirics.copying import CooccurrenceEstimate, CopyTask, estimate_cooccurrence
 from empirics.executor import LocalExecutor
 from empirics.free_attention import FreeAttentionToy, FreeAttentionToyConfig
 from empirics.optim import SGD, Adam, OptimizerConfig
+from empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk, symmetric_qk
+from empirics.random_walk import RandomWalkLMTask, gaussian_random_walk
 from empirics.result import RunResult
+from empirics.score_monte_carlo import ScoreSample, rank_collapse, sample_scores, token_residual
 from empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
 from empirics.spec import RunSpec
 from empirics.store import CorruptEntryError, RunStore, default_cache_dir
+from empirics.text_corpus import TextCorpusTask
 from empirics.toy_classifier import ToyClassifier, ToyClassifierConfig, ToyClassifierTask
 from empirics.train import build_model, train
 
 __all__ = [
     "SGD",
     "Adam",
+    "AttentionLM",
+    "AttentionLMConfig",
     "Batch",
     "CooccurrenceEstimate",
     "CopyTask",
     "CopyingSeq2Seq",
     "CorruptEntryError",
+    "EigenStats",
     "FreeAttentionToy",
     "FreeAttentionToyConfig",
     "LocalExecutor",
     "ModelConfig",
     "OptimizerConfig",
+    "RandomWalkLMTask",
     "RunResult",
     "RunSpec",
     "RunStore",
+    "ScoreSample",
     "Seq2SeqConfig",
     "TaskConfig",
+    "TextCorpusTask",
     "ToyClassifier",
     "ToyClassifierConfig",
     "ToyClassifierTask",
     "build_model",
     "default_cache_dir",
+    "eigen_stats",
     "estimate_cooccurrence",
+    "factored_qk",
+    "gaussian_random_walk",
+    "rank_collapse",
+    "sample_scores",
+    "symmetric_qk",
+    "token_residual",
     "train",
 ]

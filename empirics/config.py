@@ -71,6 +71,11 @@ class TaskConfig(Config):
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
         raise NotImplementedError
 
+    def sample_eval(self, batch_size: int, generator: torch.Generator) -> Batch:
+        """The evaluation batch: by default the training distribution (a fresh seed); a task
+        with a held-out split (a text corpus) draws from it."""
+        return self.sample(batch_size, generator)
+
 
 class ModelConfig(Config):
     """A network family: ``build`` returns a module with ``loss``, ``metrics`` and ``attention``

@@ -2,7 +2,9 @@
 
 Metric histories are arrays indexed by ``eval_steps``; ``train_loss[i]`` is the loss of the batch
 at step i + 1; attention snapshots are [batch, head, query_pos, key_pos] arrays on the fixed
-evaluation batch. Serialises to flat numpy arrays (``.npz``, no pickle) plus JSON metadata.
+evaluation batch; ``final`` holds arrays a model reports about its trained state (e.g. the
+eigenvalues of a query-key matrix). Serialises to flat numpy arrays (``.npz``, no pickle) plus
+JSON metadata.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class RunResult:
     metrics: dict[str, np.ndarray]
     train_loss: np.ndarray
     attention: dict[int, np.ndarray] = field(default_factory=dict)
+    final: dict[str, np.ndarray] = field(default_factory=dict)
     wall_time_s: float = 0.0
     versions: dict[str, str] = field(default_factory=dict)
 
@@ -71,6 +74,7 @@ class RunResult:
         out = {"eval_steps": self.eval_steps, "train_loss": self.train_loss}
         out.update({f"metric/{k}": v for k, v in self.metrics.items()})
         out.update({f"attention/{s}": a for s, a in self.attention.items()})
+        out.update({f"final/{k}": a for k, a in self.final.items()})
         return out
 
     def metadata(self) -> dict[str, Any]:
@@ -94,6 +98,7 @@ class RunResult:
             metrics=metrics,
             train_loss=arrays["train_loss"],
             attention=attention,
+            final={k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith("final/")},
             wall_time_s=float(metadata["wall_time_s"]),
             versions=dict(metadata["versions"]),
         )

@@ -21,13 +21,16 @@ from empirics.versions import code_version, package_version
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 DEVICES = ("cpu", "cuda")
-SEED_STREAMS = ("data", "init", "eval")
+SEED_STREAMS = ("data", "init", "eval", "noise")
 
 
 class Seeds(NamedTuple):
     data: int
     init: int
     eval: int
+    noise: int
+    """In-model randomness during training (dropout): torch's global generator is seeded with it
+    for the run, so a result never depends on what ran before in the same process."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ class RunSpec:
         object.__setattr__(self, "attention_snapshots", tuple(sorted(set(snaps))))
 
     def seeds(self) -> Seeds:
-        """Independent seeds for data, init and eval, derived from the root seed."""
+        """Independent seeds for data, init, eval and in-model noise, derived from the root seed."""
         states = [np.random.SeedSequence([self.seed, i]).generate_state(1)[0]
                   for i in range(len(SEED_STREAMS))]
         return Seeds(*(int(s) for s in states))
@@ -102,12 +105,20 @@ class RunSpec:
         return cls(**data)
 
     def key(self) -> str:
-        """Content hash of the spec, the package version and the source of ``empirics`` (so a
-        change to a model or the loop never reuses stale results): the run's identity."""
+        """Content hash of the spec, the package version and the source of the ``empirics``
+        modules the run executes (so a change to its model, task or the loop never reuses stale
+        results, while other families' caches survive): the run's identity."""
         payload = json.dumps({"spec": self.to_dict(), "version": package_version(),
-                              "code": code_version()},
+                              "code": code_version(self.source_modules())},
                              sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+    def source_modules(self) -> frozenset[str]:
+        """The ``empirics`` modules defining this run's task, model and optimizer (their
+        imports and the loop are added by :func:`~empirics.versions.code_version`)."""
+        return frozenset(type(part).__module__.rsplit(".", 1)[-1]
+                         for part in (self.task, self.model, self.optimizer)
+                         if type(part).__module__.startswith("empirics."))
 
     def label(self) -> str:
         """A short human-readable description for logs and progress bars."""

@@ -28,6 +28,7 @@ class TrainableModel(Protocol):
     def loss(self, batch: Batch) -> torch.Tensor: ...
     def metrics(self, batch: Batch) -> dict[str, float]: ...
     def attention(self, batch: Batch) -> torch.Tensor: ...
+    # optional: ``final_state() -> dict[str, np.ndarray]``, arrays describing the trained model
 
 
 @contextlib.contextmanager
@@ -59,9 +60,13 @@ def build_model(spec: RunSpec) -> torch.nn.Module:
 def train(spec: RunSpec) -> RunResult:
     """Run ``spec`` to completion (or divergence) and return its :class:`RunResult`.
 
-    Runs on one torch thread whatever the caller's setting, so a run key always maps to the
-    same numbers (parallelism is across runs, ARCHITECTURE.md "Performance conventions")."""
-    with single_thread():
+    Runs on one torch thread whatever the caller's setting, and with torch's global generator
+    seeded from the spec (restored afterwards), so a run key always maps to the same numbers
+    whatever ran before in the process (parallelism is across runs, ARCHITECTURE.md
+    "Performance conventions")."""
+    devices = list(range(torch.cuda.device_count())) if spec.device == "cuda" else []
+    with single_thread(), torch.random.fork_rng(devices=devices):
+        torch.manual_seed(spec.seeds().noise)
         return _train(spec)
 
 
@@ -72,8 +77,8 @@ def _train(spec: RunSpec) -> RunResult:
     model = build_model(spec)
     optimizer = spec.optimizer.build(model.parameters())
     data_gen = torch.Generator().manual_seed(seeds.data)
-    eval_batch = _to(spec.task.sample(spec.eval_size, torch.Generator().manual_seed(seeds.eval)),
-                     device)
+    eval_gen = torch.Generator().manual_seed(seeds.eval)
+    eval_batch = _to(spec.task.sample_eval(spec.eval_size, eval_gen), device)
     eval_at = set(spec.eval_steps())
 
     eval_steps: list[int] = []
@@ -106,6 +111,7 @@ def _train(spec: RunSpec) -> RunResult:
         if step in eval_at:
             evaluate(step)
 
+    final_state = getattr(model, "final_state", None)
     return RunResult(
         spec=spec,
         status=status,
@@ -113,6 +119,7 @@ def _train(spec: RunSpec) -> RunResult:
         metrics={k: np.asarray(v, dtype=np.float64) for k, v in history.items()},
         train_loss=train_loss,
         attention=attention,
+        final=final_state() if final_state is not None and status == "ok" else {},
         wall_time_s=time.perf_counter() - start,
         versions=versions(),
     )

@@ -41,6 +41,17 @@ def run(capsys, *argv):
     (["runs", "show", "deadbeef"], "malformed run key 'deadbeef'"),
     (["predict", "snell.kappa", "--V", "60", "--c", "40"], "unknown parameter(s) c"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),
+    (["predict", "bao.rho", "--d", "64", "--T", "128", "--eig-mean", "0.1", "--eig-std", "-1"],
+     "eig_std must be >= 0"),
+    (["predict", "bao.rho", "--d", "0", "--T", "128", "--eig-mean", "0.1", "--eig-std", "1"],
+     "d must be an integer >= 1"),
+    (["predict", "bao.regime", "--d", "8", "--T", "1", "--eig-mean", "0", "--eig-std", "1"],
+     "T must be an integer >= 2"),
+    (["predict", "bao.rho", "--d", "8", "--T", "8", "--eig-mean", "x", "--eig-std", "1"],
+     "eig_mean must be a finite number"),
+    (["predict", "bao.rho", "--d", "8", "--T", "8", "--eig-mean", "nan", "--eig-std", "1"],
+     "eig_mean must be a finite number"),
+    (["verify", "--paper", "bao", "--corpus", "/nonexistent/corpus"], "--corpus"),
     (["verify", "--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_user_errors_exit_2_with_one_line(capsys, tmp_path, argv, fragment):
@@ -149,7 +160,7 @@ def test_predict_bad_values_are_one_line_errors(capsys, argv):
 def test_predict_every_scalar_quantity_at_its_defaults(capsys):
     import theory
 
-    args = {"V": 30, "L": 20, "K": 1.0}
+    args = {"V": 30, "L": 20, "K": 1.0, "d": 16, "T": 8, "eig_mean": 0.1, "eig_std": 0.05}
     for name in theory.QUANTITIES:
         params = [tok for p in theory.registry.parameters(name).values()
                   if p.default is p.empty for tok in (f"--{p.name}", str(args[p.name]))]

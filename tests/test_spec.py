@@ -43,7 +43,7 @@ def test_every_field_enters_the_key(change):
 
 def test_seed_streams_are_distinct_and_deterministic():
     seeds = make_spec().seeds()
-    assert len(set(seeds)) == 3
+    assert len(set(seeds)) == len(seeds) == 4
     assert make_spec().seeds() == seeds
     assert make_spec(seed=4).seeds() != seeds
 
@@ -89,3 +89,14 @@ def test_unknown_kind_is_rejected():
     data["model"]["kind"] = "transformer9000"
     with pytest.raises(ValueError, match="unknown model kind 'transformer9000'"):
         RunSpec.from_dict(data)
+
+
+def test_run_key_hashes_only_the_code_the_run_executes():
+    from empirics.versions import source_closure
+
+    closure = source_closure(frozenset({"seq2seq"}))
+    assert {"seq2seq", "copying", "attention", "config"} <= set(closure)
+    assert "attention_lm" not in closure and "free_attention" not in closure
+    spec = make_spec()
+    assert spec.source_modules() >= {"copying", "seq2seq"}
+    assert "attention_lm" not in source_closure(spec.source_modules())

@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from theory import snell
+from theory import bao, snell
 from theory.prediction import Prediction
 
 QUANTITIES: dict[str, Callable[..., Prediction]] = {
@@ -19,6 +19,9 @@ QUANTITIES: dict[str, Callable[..., Prediction]] = {
     for name in ("kappa", "kappa_peak", "stage1_loss", "stage1_exclusion_loss",
                  "stage1_accuracy_bound", "stage2_onset_rate", "toy_classifier_tau_star",
                  "toy_classifier_first_crossing", "permutation_saddle_loss")
+} | {
+    f"bao.{name}": getattr(bao, name)
+    for name in ("rho", "score_moments", "regime", "annealed_entropy", "antrp_moments")
 }
 
 

@@ -1,3 +1,6 @@
-"""Importing this package registers every claim, paper by paper, in report order."""
+"""Importing this package registers every claim (the report orders them paper by paper,
+see :func:`compare.registry.select`)."""
 
-from compare.claims import snell  # noqa: F401
+from compare.claims import bao, snell
+
+__all__ = ["bao", "snell"]

@@ -1,0 +1,72 @@
+"""What the Bao claims share: the token model the derivation assumes (stated in every report
+section), Monte Carlo sample sizes per profile, the W of a (d, mean, std) point with common random
+numbers, and the z-test of Monte Carlo moments against theory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from compare.stats import bonferroni_z
+from empirics import ScoreSample, factored_qk, sample_scores, symmetric_qk
+
+TOKEN_MODEL = (
+    "Token model of the derivation (bao2024.md §2.2, not the paper's own statement, which was "
+    "not available): tokens are an isotropic Gaussian random walk, Cov(x_j, x_k) = min(j, k)/T I; "
+    "the query is the last token; scores z_t = x_T^T W x_t / sqrt(d) are centred over the keys; "
+    "rho_t = P(0 < z~_t < 1) with z~_t taken as Gaussian (the surrogate's linear region (0, 1))."
+)
+
+MONTE_CARLO: dict[str, dict[str, Any]] = {
+    "smoke": {"n_samples": 1_000, "seed": 0},
+    "quick": {"n_samples": 4_000, "seed": 0},
+    "full": {"n_samples": 20_000, "seed": 0},
+}
+"""Walks per point. 4,000 is the spec's minimum for the moment tests (bao2024.md §8.2)."""
+
+FAMILY_ALPHA = 1e-3
+"""Family-wise false-alarm rate of every z-test family (Bonferroni over positions and points)."""
+
+
+def qk_matrix(d: int, eig_mean: float, eig_std: float, seed: int,
+              symmetric: bool = True) -> torch.Tensor:
+    """The W of a point. Symmetric: exact eigen-mean and -std with Haar eigenvectors; the same
+    ``seed`` gives the same eigenvectors and standardised noise for every (mean, std) (common
+    random numbers). Non-symmetric: ``W_Q W_K^T`` from Gaussian factors plus ``eig_mean I``,
+    with ``||W_Q W_K^T||_F^2 / d`` about ``eig_std^2``."""
+    generator = torch.Generator().manual_seed(seed)
+    if symmetric:
+        return symmetric_qk(d, eig_mean, eig_std, generator)
+    return factored_qk(d, d, generator, scale=eig_std) + eig_mean * torch.eye(d,
+                                                                                dtype=torch.float64)
+
+
+def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str, Any],
+              symmetric: bool = True, offset: int = 0) -> tuple[torch.Tensor, ScoreSample]:
+    """W and its Monte Carlo scores at one point; the walks depend only on the seed and
+    ``offset`` (common random numbers across (mean, std))."""
+    w = qk_matrix(d, eig_mean, eig_std, params["seed"] + offset, symmetric)
+    return w, sample_scores(w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset)
+
+
+def max_abs_z(estimate: np.ndarray, se: np.ndarray, theory: np.ndarray) -> float:
+    """Largest |estimate - theory| / SE; an entry with SE 0 must agree to 1e-12 (else inf)."""
+    diff = np.abs(np.asarray(estimate) - np.asarray(theory))
+    se = np.asarray(se)
+    z = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.where(diff <= 1e-12, 0.0, np.inf))
+    return float(z.max())
+
+
+def z_bound(n_tests: int) -> float:
+    return bonferroni_z(n_tests, FAMILY_ALPHA)
+
+
+def draw_points(n_points: int, seed: int) -> list[tuple[int, int, float, float]]:
+    """Random (d, T, mean, std) in the spec's test ranges (bao2024.md §8.2): d in [16, 128]
+    (log-uniform), T in [16, 256], mean in [-0.3, 0.3], std in [0, 0.5]."""
+    rng = np.random.default_rng(seed)
+    return [(round(2 ** rng.uniform(4, 7)), int(rng.integers(16, 257)),
+             round(float(rng.uniform(-0.3, 0.3)), 4), round(float(rng.uniform(0, 0.5)), 4))
+            for _ in range(n_points)]

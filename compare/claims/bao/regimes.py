@@ -1,0 +1,413 @@
+"""Claims on the three regimes of the (eigen-mean, eigen-std) plane (bao2024.md §3.4, derived):
+zero mean gives no selectivity (the rank-collapse side), large variance makes rho vanish (the
+entropy-collapse side), non-zero mean with small variance localizes; and what softmax entropy and
+the rank-collapse measure do across them (§8.2 items 4-8)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import matplotlib
+import numpy as np
+import torch
+from scipy.special import erf
+
+import theory
+from compare.claim import Assessment, Claim, Verdict
+from compare.claims.bao.common import MONTE_CARLO, TOKEN_MODEL, qk_matrix, scores_at
+from compare.plotting import PALETTE, new_figure
+from compare.stats import bonferroni_z
+from empirics import RunResult, rank_collapse
+
+LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
+"""(d, mean, std) with max v_t < 1/64, so that the window test of §8.2 item 5 applies."""
+UNIFORM = theory.bao.propagation.UNIFORM_PARTICIPATION
+VANISHING = theory.bao.propagation.VANISHING_MAX
+
+
+def _mc_summary(rho_mc: np.ndarray) -> dict[str, float]:
+    loc = theory.bao.localization(rho_mc)
+    return {"participation_ratio": float(loc.participation) / rho_mc.size,
+            "max_rho": float(loc.max), "mean_rho": float(loc.mean)}
+
+
+class ZeroMeanNoSelectivity(Claim):
+    """``bao.zero_mean_no_selectivity``: tr W = 0 gives mu_t = 0 exactly and a flat profile.
+
+    Theory (exact): mu_t = 0 and rho_t = erf(1/sqrt(2 v_t))/2 at every position; the regime is
+    ``uniform`` (N_eff/T >= 0.9, the classifier's threshold). Measured: the Monte Carlo
+    profile's N_eff/T at the same points. Power check: the same std with mean 0.1 must give a
+    Monte Carlo N_eff/T below 0.9; if it does not, the measure cannot see selectivity and the
+    verdict is inconclusive.
+    """
+
+    id = "bao.zero_mean_no_selectivity"
+    paper = "bao"
+    statement = ("Zero eigen-mean gives a flat rho-profile: no positional selectivity (uniform, "
+                 "the rank-collapse side).")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        p: {"d": 64, "T": 128, "stds": (0.05, 0.2, 0.5), "contrast_mean": 0.1, **MONTE_CARLO[p]}
+        for p in ("smoke", "quick", "full")
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        d, T = params["d"], params["T"]
+        rows = []
+        for i, s in enumerate(params["stds"]):
+            mom = theory.bao.moments_from_traces(*theory.bao.spectrum_traces(d, 0.0, s), T=T,
+                                                 c=1 / np.sqrt(d))
+            rho_th = theory.bao.propagation_probability(mom.mu, mom.v)
+            identity = float(np.abs(rho_th - 0.5 * erf(1 / np.sqrt(2 * mom.v))).max())
+            regime = theory.bao.regime(d, T, 0.0, s).value["regime"]
+            mc = _mc_summary(scores_at(d, T, 0.0, s, params, offset=i)[1].rho()[0])
+            contrast = _mc_summary(scores_at(d, T, params["contrast_mean"], s, params,
+                                             offset=i)[1].rho()[0])
+            theory_ratio = theory.bao.localization(rho_th).participation / T
+            rows.append({"eig_std": s, "max_abs_mu": float(np.abs(mom.mu).max()),
+                         "theory_participation_ratio": float(theory_ratio),
+                         "identity_error": identity, "regime": regime,
+                         "mc_participation_ratio": mc["participation_ratio"],
+                         "contrast_participation_ratio": contrast["participation_ratio"]})
+        exact = all(r["max_abs_mu"] == 0 and r["identity_error"] <= 1e-15 for r in rows)
+        flat = all(r["regime"] == "uniform" and r["mc_participation_ratio"] >= UNIFORM
+                   for r in rows)
+        power = all(r["contrast_participation_ratio"] < UNIFORM for r in rows)
+        lowest = min(r["mc_participation_ratio"] for r in rows)
+        if not (exact and flat):
+            verdict = Verdict.REFUTED
+            why = (f"a zero-mean profile is not flat: min Monte Carlo N_eff/T = {lowest:.3f} "
+                   f"(< {UNIFORM}) or the exact identities fail")
+        elif not power:
+            verdict = Verdict.INCONCLUSIVE
+            why = "flat at zero mean, but also flat at the contrast mean: no power"
+        else:
+            verdict = Verdict.CONFIRMED
+            why = (f"mu_t = 0 exactly; Monte Carlo N_eff/T >= {lowest:.3f} at every std, against "
+                   f"{max(r['contrast_participation_ratio'] for r in rows):.3f} or less with mean "
+                   f"{params['contrast_mean']}")
+        return Assessment(
+            verdict=verdict,
+            theory=min(r["theory_participation_ratio"] for r in rows),
+            empirical={"value": lowest, "at": "min N_eff/T over the stds (theory: mu_t = 0, "
+                                              "regime uniform)"},
+            statistic=(f"Monte Carlo rho-profiles over {params['n_samples']} walks, d = {d}, "
+                       f"T = {T}, stds {list(params['stds'])}. {TOKEN_MODEL}"),
+            tolerance={"N_eff/T": f">= {UNIFORM}",
+                       "why": "the regime classifier's uniform threshold (ours, theory.bao)"},
+            explanation=why, details={"points": rows})
+
+
+class LargeVarianceVanishes(Claim):
+    """``bao.large_variance_vanishes``: at fixed non-zero mean, growing eigen-std drives every
+    rho_t to zero.
+
+    Theory: ``rho_t <= 1/sqrt(2 pi v_t)`` -> 0 and the regime turns ``vanishing``
+    (max rho < 1/4). Measured: Monte Carlo max_t rho^_t along the std grid (common random
+    numbers). Confirmed when the measured max falls along the grid (each step down, or up by
+    at most 4 binomial SE: noise) and ends below 1/4 where theory says vanishing.
+    """
+
+    id = "bao.large_variance_vanishes"
+    paper = "bao"
+    statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
+                 "plateau side).")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        p: {"d": 64, "T": 128, "eig_mean": 0.1, "stds": (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
+            **MONTE_CARLO[p]} for p in ("smoke", "quick", "full")
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        d, T, m = params["d"], params["T"], params["eig_mean"]
+        rows = []
+        for s in params["stds"]:
+            rho_mc, se = scores_at(d, T, m, s, params)[1].rho()
+            pred = theory.bao.regime(d, T, m, s).value
+            rows.append({"eig_std": s, "mc_max_rho": float(rho_mc.max()),
+                         "se": float(se[rho_mc.argmax()]), "theory_max_rho": pred["max_rho"],
+                         "theory_regime": pred["regime"]})
+        falls = all(b["mc_max_rho"] <= a["mc_max_rho"] + 4 * max(a["se"], b["se"])
+                    for a, b in itertools.pairwise(rows))
+        last = rows[-1]
+        vanished = last["mc_max_rho"] < VANISHING and last["theory_regime"] == "vanishing"
+        ok = falls and vanished
+        return Assessment(
+            verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
+            theory=last["theory_max_rho"],
+            empirical={"value": last["mc_max_rho"],
+                       "ci": [last["mc_max_rho"] - 1.96 * last["se"],
+                              last["mc_max_rho"] + 1.96 * last["se"]],
+                       "confidence": 0.95,
+                       "at": f"max_t rho_t at std = {last['eig_std']} (theory regime: "
+                             f"{last['theory_regime']})"},
+            statistic=(f"Monte Carlo max_t rho^_t along std {list(params['stds'])} at mean {m}, "
+                       f"d = {d}, T = {T}, {params['n_samples']} walks. {TOKEN_MODEL}"),
+            tolerance={"vanishing": f"max rho < {VANISHING}", "monotone": "4 SE per step",
+                       "why": "the classifier's vanishing threshold; 4 SE absorbs sampling noise"},
+            explanation=("max rho^ falls from " + f"{rows[0]['mc_max_rho']:.3f} to "
+                         f"{last['mc_max_rho']:.3f}" + ("" if ok else
+                         " -- but not monotonically or not below the vanishing threshold")),
+            details={"points": rows})
+
+
+class SmallVarianceLocalizes(Claim):
+    """``bao.small_variance_localizes``: non-zero mean and small std give a window of tokens
+    with rho near 1 (bao2024.md §8.2 item 5).
+
+    With ``delta = 4 max_t sqrt(v_t)`` (needs max v < 1/64 so that delta < 1/2): rho_t >= 0.95
+    where mu_t in [delta, 1 - delta] and rho_t <= 0.05 where mu_t outside [-delta, 1 + delta],
+    checked for theory and for Monte Carlo (each within 4 binomial SE); the Monte Carlo profile
+    is localized (N_eff/T < 0.9, max >= 1/4). The figure is the phase map of the (mean, std)
+    plane from the theory.
+    """
+
+    id = "bao.small_variance_localizes"
+    paper = "bao"
+    statement = ("Non-zero eigen-mean with small eigen-variance gives a localized window of "
+                 "tokens with rho near 1.")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        p: {"T": 128, "cases": LOCALIZED_CASES, **MONTE_CARLO[p]}
+        for p in ("smoke", "quick", "full")
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        T = params["T"]
+        rows = []
+        for i, (d, m, s) in enumerate(params["cases"]):
+            mom = theory.bao.moments_from_traces(*theory.bao.spectrum_traces(d, m, s), T=T,
+                                                 c=1 / np.sqrt(d))
+            rho_th = theory.bao.propagation_probability(mom.mu, mom.v)
+            rho_mc, se = scores_at(d, T, m, s, params, offset=i)[1].rho()
+            delta = 4 * float(np.sqrt(mom.v.max()))
+            inside = (mom.mu >= delta) & (mom.mu <= 1 - delta)
+            outside = (mom.mu < -delta) | (mom.mu > 1 + delta)
+            mc = _mc_summary(rho_mc)
+            rows.append({
+                "d": d, "eig_mean": m, "eig_std": s, "delta": delta,
+                "window_size": int(inside.sum()), "outside_size": int(outside.sum()),
+                "theory_ok": bool(np.all(rho_th[inside] >= 0.95)
+                                  and np.all(rho_th[outside] <= 0.05)),
+                "mc_min_inside": float(rho_mc[inside].min()) if inside.any() else None,
+                "mc_max_outside": float(rho_mc[outside].max()) if outside.any() else None,
+                "mc_ok": bool(np.all(rho_mc[inside] + 4 * se[inside] >= 0.95)
+                              and np.all(rho_mc[outside] - 4 * se[outside] <= 0.05)),
+                "mc_participation_ratio": mc["participation_ratio"], "mc_max_rho": mc["max_rho"],
+            })
+        valid = all(r["delta"] < 0.5 and r["window_size"] > 0 for r in rows)
+        ok = all(r["theory_ok"] and r["mc_ok"] and r["mc_participation_ratio"] < UNIFORM
+                 and r["mc_max_rho"] >= VANISHING for r in rows)
+        verdict = (Verdict.INCONCLUSIVE if not valid else
+                   Verdict.CONFIRMED if ok else Verdict.REFUTED)
+        why = ("no window to test: delta >= 1/2 at some case" if not valid else
+               "every case has a window with rho >= 0.95 and rho <= 0.05 away from it, in "
+               "theory and Monte Carlo; Monte Carlo N_eff/T from "
+               f"{min(r['mc_participation_ratio'] for r in rows):.2f} to "
+               f"{max(r['mc_participation_ratio'] for r in rows):.2f}" if ok else
+               "the window is not sharp at some case (see details)")
+        return Assessment(
+            verdict=verdict, theory="rho_t -> 1{0 < mu_t < 1} as std -> 0",
+            empirical={"value": min(r["mc_min_inside"] or 1.0 for r in rows),
+                       "at": "min Monte Carlo rho inside the windows"},
+            statistic=(f"theory and Monte Carlo rho-profiles at (d, mean, std) in "
+                       f"{list(params['cases'])}, T = {T}, {params['n_samples']} walks. "
+                       f"{TOKEN_MODEL}"),
+            tolerance={"inside": ">= 0.95", "outside": "<= 0.05", "delta": "4 max sqrt(v_t)",
+                       "why": "bao2024.md §8.2 item 5; 4 SE absorbs sampling noise"},
+            explanation=why, details={"cases": rows},
+            figures={"phase_map": self._phase_map(T)})
+
+    @staticmethod
+    def _phase_map(T: int, d: int = 64):
+        means = np.linspace(-0.3, 0.3, 121)
+        stds = np.geomspace(1e-3, 30, 121)
+        mm, ss = np.meshgrid(means, stds)
+        loc = theory.bao.localization_grid(d, T, mm.ravel(), ss.ravel())
+        ratio = (loc.participation / T).reshape(mm.shape)
+        entropy = theory.bao.annealed_entropy_grid(d, T, mm, ss) / np.log(T)
+        # the annealed approximation breaks down at large std (it goes negative): masked
+        entropy = np.ma.masked_less(entropy, 0.0)
+        fig, axes = new_figure(ncols=2, width=4.4)
+        for ax, field, label, cmap in (
+                (axes[0], ratio, r"$N_{\rm eff}(\rho)/T$", "cividis"),
+                (axes[1], entropy, r"annealed entropy / $\log T$", "viridis")):
+            colours = matplotlib.colormaps[cmap].with_extremes(bad=PALETTE["grey"])
+            mesh = ax.pcolormesh(means, stds, field, cmap=colours, shading="auto",
+                                 vmin=None if ax is axes[0] else 0.0, vmax=1.0)
+            fig.colorbar(mesh, ax=ax, label=label)
+            ax.set_yscale("log")
+            ax.set_xlabel("eigen-mean m")
+            ax.set_ylabel(r"eigen-std $\sigma$")
+        regimes = theory.bao.classify_regime(loc, T).reshape(mm.shape)
+        code = np.select([regimes == "uniform", regimes == "localized"], [0, 1], 2)
+        axes[0].contour(means, stds, code, levels=[0.5, 1.5], colors="white", linewidths=1)
+        for x, y, text in ((0.0, 2e-3, "uniform"), (0.2, 3e-3, "localized"),
+                           (-0.2, 3e-3, "localized"), (0.0, 15.0, "vanishing")):
+            axes[0].text(x, y, text, color="white", ha="center", fontsize=7)
+        axes[0].set_title(f"regimes from rho (d = {d}, T = {T})", fontsize=8)
+        axes[1].set_title("softmax entropy, annealed (grey: approximation < 0, invalid)",
+                          fontsize=8)
+        return fig
+
+
+class EntropyMonotoneInVariance(Claim):
+    """``bao.entropy_monotone_in_variance``: the last-token query's softmax entropy falls as the
+    eigen-std rises at fixed mean (an empirical statement, not a theorem of the paper;
+    bao2024.md §8.2 item 7).
+
+    Common random numbers: the same eigenvectors, standardised noise and walks at every std, so
+    consecutive entropies are compared per walk (paired differences). A step up counts only if
+    significant: mean paired difference above z * SE with z Bonferroni over the steps at
+    family-wise 1e-3. Confirmed when no step rises and the last std's entropy is significantly
+    below the first's. The annealed approximation (§3.6) is drawn for reference; its agreement
+    (within about 0.01 nats for std <= 0.3 at d = 64, T = 128) is reported, not part of the
+    verdict.
+    """
+
+    id = "bao.entropy_monotone_in_variance"
+    paper = "bao"
+    statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
+                 "(common random numbers).")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        p: {"d": 64, "T": 128, "eig_mean": 0.1,
+            "stds": (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0), **MONTE_CARLO[p]}
+        for p in ("smoke", "quick", "full")
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        d, T, m, stds = params["d"], params["T"], params["eig_mean"], params["stds"]
+        entropies = np.stack([scores_at(d, T, m, s, params)[1].entropy for s in stds])  # (S, n)
+        n = entropies.shape[1]
+        diffs = np.diff(entropies, axis=0)                                             # (S-1, n)
+        step_mean = diffs.mean(1)
+        step_se = diffs.std(1, ddof=1) / np.sqrt(n)
+        z = bonferroni_z(len(stds) - 1, 1e-3)
+        rises = [i for i in range(len(step_mean)) if step_mean[i] > z * step_se[i]]
+        total = entropies[-1] - entropies[0]
+        total_mean, total_se = float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+        falls = total_mean + z * total_se < 0
+        annealed = [float(theory.bao.annealed_entropy(d, T, m, float(s)).value) for s in stds]
+        measured = entropies.mean(1)
+        gap_small = max((abs(a - h) for a, h, s in zip(annealed, measured, stds, strict=True)
+                         if s <= 0.3), default=0.0)
+        if rises:
+            verdict = Verdict.REFUTED
+            why = "entropy rises significantly between stds " + ", ".join(
+                f"{stds[i]}->{stds[i + 1]} (+{step_mean[i]:.4f} nats)" for i in rises)
+        elif not falls:
+            verdict = Verdict.INCONCLUSIVE
+            why = "no significant rise, but no significant fall over the grid either"
+        else:
+            verdict = Verdict.CONFIRMED
+            why = (f"entropy falls from {measured[0]:.4f} to {measured[-1]:.4f} nats "
+                   f"(log T = {np.log(T):.4f}) with no significant rise between steps")
+        why += (f"; the annealed approximation is within {gap_small:.4f} nats of Monte Carlo for "
+                f"std <= 0.3 and off by {annealed[-1] - measured[-1]:+.3f} nats at std {stds[-1]} "
+                "(it ignores condensation on a few tokens, bao2024.md §3.6)")
+        return Assessment(
+            verdict=verdict,
+            theory=annealed[-1] - annealed[0],
+            empirical={"value": total_mean,
+                       "ci": [total_mean - 1.96 * total_se, total_mean + 1.96 * total_se],
+                       "confidence": 0.95,
+                       "at": f"H(std={stds[-1]}) - H(std={stds[0]}), nats; theory: annealed "
+                             "approximation"},
+            statistic=(f"Monte Carlo softmax entropy of the last-token query, {n} walks, "
+                       f"mean {m}, d = {d}, T = {T}, paired across stds. {TOKEN_MODEL}"),
+            tolerance={"step_z": z, "why": "Bonferroni over the steps at family-wise 1e-3 on "
+                                           "paired differences"},
+            explanation=why,
+            details={"stds": list(stds), "mc_entropy": measured.tolist(),
+                     "annealed_entropy": annealed,
+                     "annealed_gap_std_le_0.3": gap_small},
+            figures={"entropy_vs_std": self._figure(stds, measured, entropies, annealed, T)})
+
+    @staticmethod
+    def _figure(stds, measured, entropies, annealed, T):
+        fig, (ax,) = new_figure()
+        se = entropies.std(1, ddof=1) / np.sqrt(entropies.shape[1])
+        ax.plot(stds, annealed, color=PALETTE["theory"], label="annealed approximation (§3.6)")
+        ax.errorbar(stds, measured, yerr=1.96 * se, fmt="o", color=PALETTE["blue"],
+                    markersize=4, label="Monte Carlo (95% CI)")
+        ax.axhline(np.log(T), color=PALETTE["grey"], linestyle=":", label=r"$\log T$")
+        ax.set_xlabel(r"eigen-std $\sigma$ (eigen-mean fixed)")
+        ax.set_ylabel("softmax entropy of the last query (nats)")
+        ax.set_title("entropy falls as the spectrum spreads")
+        ax.legend(fontsize=7)
+        return fig
+
+
+class RankCollapseAtUniform(Claim):
+    """``bao.rank_collapse_at_uniform``: W = 0 collapses the tokens; the localized regime keeps
+    them apart.
+
+    One bidirectional attention layer with identity values, ``Y = softmax(c X W X^T) X``, on
+    random-walk tokens. Measure: ``res(Y)/res(X)`` with ``res(X) = ||X - 1 xbar^T||_F/||X||_F``
+    (0 = all output tokens equal). W = 0 must give exactly 0 (to 1e-12, round-off); the
+    localized point (mean != 0, small std) must retain significantly more than the zero-mean
+    point at the same std (one-sided, 99.9% intervals over walks): the rank-collapse side is
+    zero mean, not small variance. The sizes are reported as measured: at moderate d the
+    localized layer still averages most of the sequence.
+    """
+
+    id = "bao.rank_collapse_at_uniform"
+    paper = "bao"
+    statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
+                 "regime does not.")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        p: {"d": 64, "T": 128, "localized": (0.1, 0.01), "n_samples": n, "seed": 0,
+            "means": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
+        for p, n in (("smoke", 100), ("quick", 400), ("full", 2000))
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        d, T, n, seed = params["d"], params["T"], params["n_samples"], params["seed"]
+        m_loc, s_loc = params["localized"]
+
+        def ratio(w: torch.Tensor) -> np.ndarray:
+            before, after = rank_collapse(w, T, n, seed)
+            return after / before
+
+        zero = ratio(torch.zeros(d, d, dtype=torch.float64))
+        sweep = {m: ratio(qk_matrix(d, m, s_loc, seed)) for m in params["means"]}
+        loc = sweep.get(m_loc, ratio(qk_matrix(d, m_loc, s_loc, seed)))
+        flat = sweep.get(0.0, ratio(qk_matrix(d, 0.0, s_loc, seed)))
+        z = 3.09  # one-sided 99.9%
+        lo_loc = float(loc.mean() - z * loc.std(ddof=1) / np.sqrt(n))
+        hi_flat = float(flat.mean() + z * flat.std(ddof=1) / np.sqrt(n))
+        collapsed = float(zero.max()) <= 1e-12
+        separated = lo_loc > hi_flat
+        verdict = Verdict.CONFIRMED if collapsed and separated else Verdict.REFUTED
+        why = (f"W = 0: max res ratio {zero.max():.1e} (exact collapse); localized (mean "
+               f"{m_loc}, std {s_loc}): {loc.mean():.3f} against {flat.mean():.3f} at zero mean"
+               + ("" if separated else " -- not significantly larger"))
+        return Assessment(
+            verdict=verdict, theory="0 at W = 0",
+            empirical={"value": float(loc.mean()),
+                       "ci": [float(loc.mean() - 1.96 * loc.std(ddof=1) / np.sqrt(n)),
+                              float(loc.mean() + 1.96 * loc.std(ddof=1) / np.sqrt(n))],
+                       "confidence": 0.95, "at": f"res(Y)/res(X), localized point, d = {d}"},
+            statistic=(f"res(Y)/res(X) over {n} random-walk sequences, one bidirectional "
+                       f"attention layer with identity values, d = {d}, T = {T}"),
+            tolerance={"W = 0": "<= 1e-12", "localized vs zero mean": "one-sided 99.9%",
+                       "why": "exact collapse up to float64 round-off; separation beyond "
+                              "sampling noise"},
+            explanation=why,
+            details={"zero_max": float(zero.max()),
+                     "sweep_mean_ratio": {str(m): float(r.mean()) for m, r in sweep.items()}},
+            figures={"rank_collapse": self._figure(sweep, s_loc, d)})
+
+    @staticmethod
+    def _figure(sweep: dict[float, np.ndarray], std: float, d: int):
+        fig, (ax,) = new_figure()
+        means = list(sweep)
+        mean = [float(sweep[m].mean()) for m in means]
+        half = [1.96 * float(sweep[m].std(ddof=1) / np.sqrt(sweep[m].size)) for m in means]
+        ax.errorbar(means, mean, yerr=half, fmt="o-", color=PALETTE["blue"], markersize=4,
+                    label=f"Monte Carlo, std = {std}")
+        ax.axhline(0, color=PALETTE["theory"], linewidth=0.8, label="W = 0: exact collapse")
+        ax.set_xlabel("eigen-mean m")
+        ax.set_ylabel("res(Y) / res(X)")
+        ax.set_title(f"token diversity after attention (d = {d})")
+        ax.legend(fontsize=7)
+        return fig

@@ -1,0 +1,95 @@
+"""Monte Carlo estimators under the random-walk token model (bao2024.md §8.1-§8.2): the centred
+scores of the last-token query, their moments, the signal-propagation frequency, the softmax
+entropy and the rank-collapse measure. These are the measured counterparts of
+:mod:`theory.bao` (parallel names: ``mu``/``v``/``rho``/``entropy``).
+
+Tokens are generated in chunks of ``chunk`` walks, so the (n, T, d) token tensor never exists at
+once; only per-walk (n, T) scores are kept. Everything is float64 and seeded: the same ``seed``
+draws the same walks for every W (common random numbers across the points of a sweep).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from empirics.attention import attention_entropy
+from empirics.random_walk import gaussian_random_walk
+
+
+@dataclass(frozen=True)
+class ScoreSample:
+    """Centred scores ``z~`` (n, T) of the last-token query, and the raw-score softmax entropy
+    (n,) of the same query over its T keys."""
+
+    centred: np.ndarray
+    entropy: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return self.centred.shape[0]
+
+    def mu(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean per position and its standard error."""
+        return self.centred.mean(0), self.centred.std(0, ddof=1) / math.sqrt(self.n)
+
+    def v(self) -> tuple[np.ndarray, np.ndarray]:
+        """Variance per position and its standard error, ``sqrt((m4 - s^4)/n)`` (delta method,
+        no normality assumed)."""
+        dev = self.centred - self.centred.mean(0)
+        var = (dev**2).sum(0) / (self.n - 1)
+        m4 = (dev**4).mean(0)
+        return var, np.sqrt(np.maximum(m4 - var**2, 0) / self.n)
+
+    def rho(self) -> tuple[np.ndarray, np.ndarray]:
+        """Frequency of ``0 < z~_t < 1`` per position, and its binomial standard error."""
+        inside = ((self.centred > 0) & (self.centred < 1)).mean(0)
+        return inside, np.sqrt(inside * (1 - inside) / self.n)
+
+    def mean_entropy(self) -> tuple[float, float]:
+        return float(self.entropy.mean()), float(self.entropy.std(ddof=1) / math.sqrt(self.n))
+
+
+def _walk_chunks(w: torch.Tensor, T: int, n: int, seed: int, c: float | None, sx2: float,
+                 chunk: int) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
+    """``(x, W, c)`` for consecutive chunks of the ``n`` seeded walks: x is (b, T, d)."""
+    w = torch.as_tensor(w, dtype=torch.float64)
+    d = w.shape[0]
+    scale = 1 / math.sqrt(d) if c is None else c
+    generator = torch.Generator().manual_seed(seed)
+    for start in range(0, n, chunk):
+        yield gaussian_random_walk(min(chunk, n - start), T, d, generator, sx2), w, scale
+
+
+def sample_scores(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = None,
+                  sx2: float = 1.0, chunk: int = 512) -> ScoreSample:
+    """``n`` walks scored by ``z_t = c x_T^T W x_t`` (c defaults to 1/sqrt(d))."""
+    centred, entropy = [], []
+    for x, w64, scale in _walk_chunks(w, T, n, seed, c, sx2, chunk):
+        z = scale * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)             # (b, T)
+        centred.append((z - z.mean(1, keepdim=True)).numpy())
+        entropy.append(attention_entropy(torch.softmax(z, dim=-1)).numpy())
+    return ScoreSample(centred=np.concatenate(centred), entropy=np.concatenate(entropy))
+
+
+def token_residual(x: torch.Tensor) -> torch.Tensor:
+    """``res(X) = ||X - 1 xbar^T||_F / ||X||_F`` per sequence: (..., T, d) -> (...). 0 when all
+    tokens are equal (rank collapse; Dong et al. 2021 in the form of bao2024.md §2.3)."""
+    centred = x - x.mean(dim=-2, keepdim=True)
+    return centred.flatten(-2).norm(dim=-1) / x.flatten(-2).norm(dim=-1)
+
+
+def rank_collapse(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = None,
+                  chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """``res`` of the walk tokens before and after one bidirectional attention layer with
+    query-key matrix W and identity values, ``Y = softmax(c X W X^T) X``: two (n,) arrays."""
+    before, after = [], []
+    for x, w64, scale in _walk_chunks(w, T, n, seed, c, 1.0, chunk):
+        alpha = torch.softmax(scale * x @ w64 @ x.transpose(1, 2), dim=-1)    # (b, T, T)
+        before.append(token_residual(x).numpy())
+        after.append(token_residual(alpha @ x).numpy())
+    return np.concatenate(before), np.concatenate(after)
