@@ -131,6 +131,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 # -- predict --------------------------------------------------------------------------------
 def _parse_value(text: str) -> Any:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     for cast in (int, float):
         try:
             return cast(text)

@@ -12,6 +12,8 @@ from empirics.optim import SGD, Adam, OptimizerConfig
 from empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk, symmetric_qk
 from empirics.random_walk import RandomWalkLMTask, gaussian_random_walk
 from empirics.result import RunResult
+from empirics.retrieval import RetrievalTask
+from empirics.retrieval_transformer import RetrievalTransformer, RetrievalTransformerConfig
 from empirics.score_monte_carlo import ScoreSample, rank_collapse, sample_scores, token_residual
 from empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
 from empirics.spec import RunSpec
@@ -37,6 +39,9 @@ __all__ = [
     "ModelConfig",
     "OptimizerConfig",
     "RandomWalkLMTask",
+    "RetrievalTask",
+    "RetrievalTransformer",
+    "RetrievalTransformerConfig",
     "RunResult",
     "RunSpec",
     "RunStore",

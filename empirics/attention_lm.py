@@ -194,8 +194,8 @@ class AttentionLM(nn.Module):
                                       ).item() if rho_profile.sum() > 0 else 0.0,
         }
 
-    def final_state(self) -> dict[str, np.ndarray]:
-        """The trained W = W_q^T W_k and its (complex) eigenvalues."""
+    def final_state(self, batch: Batch) -> dict[str, np.ndarray]:
+        """The trained W = W_q^T W_k and its (complex) eigenvalues (``batch`` unused)."""
         with torch.no_grad():
             w = self.qk_matrix().double()
             eig = torch.linalg.eigvals(w)

@@ -28,7 +28,8 @@ class TrainableModel(Protocol):
     def loss(self, batch: Batch) -> torch.Tensor: ...
     def metrics(self, batch: Batch) -> dict[str, float]: ...
     def attention(self, batch: Batch) -> torch.Tensor: ...
-    # optional: ``final_state() -> dict[str, np.ndarray]``, arrays describing the trained model
+    # optional: ``final_state(eval_batch) -> dict[str, np.ndarray]``, arrays describing the
+    # trained model (e.g. a spectrum, an ablation table)
 
 
 @contextlib.contextmanager
@@ -119,7 +120,7 @@ def _train(spec: RunSpec) -> RunResult:
         metrics={k: np.asarray(v, dtype=np.float64) for k, v in history.items()},
         train_loss=train_loss,
         attention=attention,
-        final=final_state() if final_state is not None and status == "ok" else {},
+        final=final_state(eval_batch) if final_state is not None and status == "ok" else {},
         wall_time_s=time.perf_counter() - start,
         versions=versions(),
     )

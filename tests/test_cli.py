@@ -160,7 +160,8 @@ def test_predict_bad_values_are_one_line_errors(capsys, argv):
 def test_predict_every_scalar_quantity_at_its_defaults(capsys):
     import theory
 
-    args = {"V": 30, "L": 20, "K": 1.0, "d": 16, "T": 8, "eig_mean": 0.1, "eig_std": 0.05}
+    args = {"V": 30, "L": 20, "K": 1.0, "d": 16, "T": 8, "eig_mean": 0.1, "eig_std": 0.05,
+            "D": 13, "t": 3, "n": 26}
     for name in theory.QUANTITIES:
         params = [tok for p in theory.registry.parameters(name).values()
                   if p.default is p.empty for tok in (f"--{p.name}", str(args[p.name]))]

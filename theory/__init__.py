@@ -5,8 +5,8 @@
 0.005649717514124294
 """
 
-from theory import bao, snell
+from theory import bao, musat, snell
 from theory.prediction import Prediction
 from theory.registry import QUANTITIES, predict
 
-__all__ = ["QUANTITIES", "Prediction", "bao", "predict", "snell"]
+__all__ = ["QUANTITIES", "Prediction", "bao", "musat", "predict", "snell"]

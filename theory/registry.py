@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from theory import bao, snell
+from theory import bao, musat, snell
 from theory.prediction import Prediction
 
 QUANTITIES: dict[str, Callable[..., Prediction]] = {
@@ -22,6 +22,9 @@ QUANTITIES: dict[str, Callable[..., Prediction]] = {
 } | {
     f"bao.{name}": getattr(bao, name)
     for name in ("rho", "score_moments", "regime", "annealed_entropy", "antrp_moments")
+} | {
+    f"musat.{name}": getattr(musat, name)
+    for name in ("min_layers", "max_depth", "min_layers_from_input_size", "min_layers_refined")
 }
 
 

@@ -1,0 +1,178 @@
+"""Claims on the depth bound itself (musat2024.md §2): the closed form against the
+information-flow game, and a transformer with written-down weights against both."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+import theory
+from compare.claim import Assessment, Claim, Verdict
+from compare.plotting import PALETTE, new_figure
+from empirics import RunResult
+from theory.musat import construction
+
+RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
+                  "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "
+                  "as the information-flow game of §2.2.")
+
+
+class DepthBoundClosedForm(Claim):
+    """``musat.depth_bound_closed_form``: ``min_layers(D)`` (smallest t with 3^t >= 2D) equals
+    the number of layers after which some position of the game holds the whole chain, for every
+    D tested; the refined forms equal the layers after which the answering end holds it (with
+    the query as the last chain token, and as a separate token).
+
+    Two simulators: the literal game on sets (with a distractor chain) for D up to
+    ``d_sets``, and the interval form for D up to ``d_intervals``. Exact agreement is required
+    (integers; any mismatch refutes).
+    """
+
+    id = "musat.depth_bound_closed_form"
+    paper = "musat"
+    statement = ("The closed form t >= log_3(2D) equals the information-flow simulator of "
+                 "Assumption 1 for every D tested.")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {"d_sets": 20, "d_intervals": 500},
+        "quick": {"d_sets": 60, "d_intervals": 3_000},
+        "full": {"d_sets": 200, "d_intervals": 10_000},
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        mismatches = []
+        for D in range(1, params["d_sets"] + 1):
+            game = theory.musat.simulate(D, distractors=1)
+            query = theory.musat.simulate(D, distractors=1, separate_query=True)
+            expected = (theory.musat.min_layers_value(D),
+                        theory.musat.min_layers_refined_value(D, separate_query=False),
+                        theory.musat.min_layers_refined_value(D, separate_query=True))
+            found = (game.any_position, game.answer_position, query.answer_position)
+            if found != expected:
+                mismatches.append({"D": D, "simulator": "sets", "found": found,
+                                   "closed_form": expected})
+        for D in range(1, params["d_intervals"] + 1):
+            got = theory.musat.simulate_intervals(D).any_position
+            if got != theory.musat.min_layers_value(D):
+                mismatches.append({"D": D, "simulator": "intervals", "found": got,
+                                   "closed_form": theory.musat.min_layers_value(D)})
+        ok = not mismatches
+        return Assessment(
+            verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
+            theory="min t with 3^t >= 2D",
+            empirical={"value": len(mismatches), "at": "mismatches between game and closed form"},
+            statistic=(f"the game on sets for D = 1..{params['d_sets']} (paper bound and both "
+                       f"refined variants), on intervals for D = 1..{params['d_intervals']}. "
+                       f"{RECONSTRUCTION}"),
+            tolerance={"mismatches": 0, "why": "integers: exact agreement"},
+            explanation=("closed form = simulator at every D" if ok else
+                         f"{len(mismatches)} mismatches, first at D = {mismatches[0]['D']}"),
+            details={"mismatches": mismatches[:20]},
+            figures={"bound": self._figure(params["d_intervals"])})
+
+    @staticmethod
+    def _figure(d_max: int):
+        fig, (ax,) = new_figure(width=5.0)
+        D = np.unique(np.geomspace(1, d_max, 400).astype(int))
+        for values, colour, label in (
+                ([theory.musat.min_layers_value(int(d)) for d in D], PALETTE["theory"],
+                 "paper: 3^t >= 2D"),
+                ([theory.musat.min_layers_refined_value(int(d), False) for d in D],
+                 PALETTE["orange"], "refined, query = last chain token: 3^t >= 4D - 1"),
+                ([theory.musat.min_layers_refined_value(int(d), True) for d in D],
+                 PALETTE["blue"], "refined, separate query: 3^t >= 4D + 1")):
+            ax.step(D, values, where="post", color=colour, label=label)
+        sims = np.unique(np.geomspace(1, min(d_max, 60), 12).astype(int))
+        ax.plot(sims, [theory.musat.simulate(int(d)).any_position for d in sims], "o",
+                color=PALETTE["theory"], markersize=4, label="game simulator (some position)")
+        ax.set_xscale("log")
+        ax.set_xlabel("chain length D (links)")
+        ax.set_ylabel("layers t needed")
+        ax.set_title("depth bound: closed forms and the game")
+        ax.legend(fontsize=7)
+        return fig
+
+
+class ConstructionMeetsBound(Claim):
+    """``musat.construction_meets_bound``: the written-down transformer of
+    :mod:`theory.musat.construction` solves random instances exactly with the predicted number
+    of layers.
+
+    For each D, on ``instances`` random instances (K chains, shuffled), the smallest number of
+    layers at which every answer is right. The paper's prediction is ``min_layers(D)``; the
+    construction answers at the query, one end of the chain, where the game needs the refined
+    ``3^t >= 4D + 1``. Confirmed when the construction needs ``min_layers(D)`` at every D;
+    refuted when it needs more at some D, with the gap reported (whether it needs exactly the
+    refined bound, which the game proves necessary for any answer read at the query under
+    Assumption 1).
+    """
+
+    id = "musat.construction_meets_bound"
+    paper = "musat"
+    statement = ("An explicit transformer construction solves random instances exactly with the "
+                 "predicted layer count.")
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        "smoke": {"depths": (1, 2, 3, 4, 5), "K": 2, "vocab": 32, "instances": 3, "seed": 0},
+        "quick": {"depths": tuple(range(1, 14)), "K": 3, "vocab": 64, "instances": 4, "seed": 0},
+        "full": {"depths": tuple(range(1, 22)), "K": 3, "vocab": 96, "instances": 10, "seed": 0},
+    }
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        rng = np.random.default_rng(params["seed"])
+        rows = []
+        for D in params["depths"]:
+            instances = [construction.random_instance(D, params["K"], params["vocab"], rng)
+                         for _ in range(params["instances"])]
+            refined = theory.musat.min_layers_refined_value(D, separate_query=True)
+            needed = None
+            for t in range(0, refined + 2):
+                right = [construction.answer(*construction.forward(i.tokens, params["vocab"],
+                                                                   t)[:2]) == i.answer
+                         for i in instances]
+                if all(right):
+                    needed = t
+                    break
+            rows.append({"D": D, "paper_bound": theory.musat.min_layers_value(D),
+                         "refined_bound": refined, "construction_layers": needed})
+        gap = [r for r in rows if r["construction_layers"] != r["paper_bound"]]
+        at_refined = all(r["construction_layers"] == r["refined_bound"] for r in rows)
+        if not gap:
+            verdict, why = Verdict.CONFIRMED, "the construction needs min_layers(D) at every D"
+        else:
+            verdict = Verdict.REFUTED
+            why = (f"the construction needs one layer more than min_layers(D) at D = "
+                   f"{', '.join(str(r['D']) for r in gap)}: "
+                   + ("it needs exactly the refined bound 3^t >= 4D + 1 at every D, which the "
+                      "information-flow game proves necessary for an answer read at the query "
+                      "(one end of the chain); the paper's 3^t >= 2D is reached only by a "
+                      "position in the middle of the chain. The gap is between the theorem as "
+                      "reported and the answering position, not a weakness of the construction"
+                      if at_refined else "and it does not meet the refined bound either"))
+        return Assessment(
+            verdict=verdict,
+            theory="min_layers(D) (paper); refined 3^t >= 4D + 1 at the query",
+            empirical={"value": sum(r["construction_layers"] == r["paper_bound"] for r in rows)
+                       / len(rows), "at": "fraction of D solved with min_layers(D) layers"},
+            statistic=(f"{params['instances']} random instances per D, K = {params['K']} "
+                       f"chains, hard attention with 2 heads per layer (weights written down). "
+                       f"{RECONSTRUCTION}"),
+            tolerance={"answers": "all exact", "why": "a construction is exact or it is not"},
+            explanation=why, details={"depths": rows},
+            figures={"construction": self._figure(rows)})
+
+    @staticmethod
+    def _figure(rows: list[dict[str, Any]]):
+        fig, (ax,) = new_figure(width=5.0)
+        D = [r["D"] for r in rows]
+        ax.step(D, [r["paper_bound"] for r in rows], where="mid", color=PALETTE["theory"],
+                label="paper: min t with 3^t >= 2D")
+        ax.step(D, [r["refined_bound"] for r in rows], where="mid", color=PALETTE["blue"],
+                linestyle="--", label="refined (answer at the query): 3^t >= 4D + 1")
+        ax.plot(D, [r["construction_layers"] or np.nan for r in rows], "o",
+                color=PALETTE["orange"], label="construction: layers to solve every instance")
+        ax.set_xlabel("chain length D")
+        ax.set_ylabel("layers")
+        ax.set_title("a transformer with written-down weights")
+        ax.legend(fontsize=7)
+        return fig

@@ -1,0 +1,117 @@
+"""The retrieval problem of Mușat (2024), musat2024.md §1.3: K chains of D links, statements
+shuffled, the query last. The minimal formulation is a reconstruction [R]; the default is the
+spec's recommended R1, the alternatives are options.
+
+R1 (default): vocabulary of ``vocab`` abstract symbols; each chain ``s_0 -> s_1 -> ... -> s_D``
+over distinct symbols; link i is the 2-token statement ``(s_i, s_{i-1})`` ("s_i = s_{i-1}");
+all K D statements are shuffled and concatenated, then the query token ``s_D`` of one chain is
+appended (optionally after a query-marker token). The answer is the chain's root ``s_0``.
+
+- ``statement_order="value_first"`` writes ``(s_{i-1}, s_i)`` (R2);
+- ``distractors`` adds statements between fresh symbols that belong to no chain (R4-like: more
+  statements, so that reading fixed slots by absolute position is no shortcut);
+- supervision: with the implicit curriculum (``ic=True``) every position's target is the root
+  its symbol resolves to (depth-i targets at both tokens of link i, the query at depth D), so
+  each example holds sub-problems of every depth; otherwise only the query is supervised.
+  Distractor tokens are never supervised. Per-position depths are returned for evaluation.
+
+R3 (causal attention) is a model option; R5 (the chain written in order) is not implemented.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from empirics.config import Batch, TaskConfig, is_int, require
+
+STATEMENT_ORDERS = ("lhs_first", "value_first")
+IGNORE = -100
+"""Target of unsupervised positions (``F.cross_entropy``'s ignore index)."""
+
+
+@dataclass(frozen=True)
+class RetrievalTask(TaskConfig):
+    """``musat_retrieval``: chains of D links, K chains, with or without the IC targets."""
+
+    kind = "musat_retrieval"
+    D: int = 2
+    K: int = 4
+    vocab: int = 64
+    ic: bool = True
+    statement_order: str = "lhs_first"
+    distractors: int = 0
+    query_marker: bool = False
+
+    def validate(self) -> None:
+        for name, low in (("D", 1), ("K", 2), ("vocab", 2)):
+            value = getattr(self, name)
+            require(is_int(value) and value >= low, f"task.{name}", f"an integer >= {low}",
+                    value)
+        require(is_int(self.distractors) and self.distractors >= 0, "task.distractors",
+                "an integer >= 0", self.distractors)
+        needed = self.K * (self.D + 1) + 2 * self.distractors
+        require(self.vocab >= needed, "task.vocab",
+                f">= K (D + 1) + 2 distractors = {needed} distinct symbols", self.vocab)
+        require(self.statement_order in STATEMENT_ORDERS, "task.statement_order",
+                f"one of {', '.join(STATEMENT_ORDERS)}", self.statement_order)
+        require(isinstance(self.ic, bool), "task.ic", "true or false", self.ic)
+        require(isinstance(self.query_marker, bool), "task.query_marker", "true or false",
+                self.query_marker)
+
+    @property
+    def T(self) -> int:
+        """Sequence length: 2 (K D + distractors) statement tokens, the marker, the query."""
+        return 2 * (self.K * self.D + self.distractors) + 1 + int(self.query_marker)
+
+    def vocab_size(self) -> int:
+        return self.vocab + int(self.query_marker)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        B, K, D, n_dis = batch_size, self.K, self.D, self.distractors
+        n_sym = K * (D + 1) + 2 * n_dis
+        symbols = torch.argsort(torch.rand(B, self.vocab, generator=generator), dim=1)[:, :n_sym]
+        chains = symbols[:, :K * (D + 1)].reshape(B, K, D + 1)                   # (B, K, D+1)
+        var = chains[:, :, 1:].reshape(B, K * D)                                 # s_i
+        val = chains[:, :, :-1].reshape(B, K * D)                                # s_{i-1}
+        depth_var = torch.arange(1, D + 1).repeat(K).expand(B, -1)               # hops of s_i
+        root = chains[:, :, :1].expand(B, K, D).reshape(B, K * D)
+        extra = symbols[:, K * (D + 1):].reshape(B, n_dis, 2)
+        first = torch.cat([var, extra[:, :, 0]], 1)                              # (B, S)
+        second = torch.cat([val, extra[:, :, 1]], 1)
+        t_first = torch.cat([root, torch.full((B, n_dis), IGNORE)], 1)
+        t_second = t_first.clone()
+        d_first = torch.cat([depth_var, torch.full((B, n_dis), -1)], 1)
+        d_second = torch.cat([depth_var - 1, torch.full((B, n_dis), -1)], 1)
+        if self.statement_order == "value_first":
+            first, second = second, first
+            d_first, d_second = d_second, d_first
+        order = torch.argsort(torch.rand(B, first.shape[1], generator=generator), dim=1)
+
+        def interleave(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            a, b = a.gather(1, order), b.gather(1, order)
+            return torch.stack([a, b], dim=2).reshape(B, -1)                     # (B, 2S)
+
+        tokens = interleave(first, second)
+        targets = interleave(t_first, t_second)
+        depth = interleave(d_first, d_second)
+        chain = torch.randint(K, (B,), generator=generator)
+        rows = torch.arange(B)
+        query = chains[rows, chain, D]
+        answer = chains[rows, chain, 0]
+        parts_t, parts_y, parts_d = [tokens], [targets], [depth]
+        if self.query_marker:
+            parts_t.append(torch.full((B, 1), self.vocab))
+            parts_y.append(torch.full((B, 1), IGNORE))
+            parts_d.append(torch.full((B, 1), -1))
+        parts_t.append(query[:, None])
+        parts_y.append(answer[:, None])
+        parts_d.append(torch.full((B, 1), D))
+        tokens = torch.cat(parts_t, 1)
+        all_targets = torch.cat(parts_y, 1)
+        depth = torch.cat(parts_d, 1)
+        supervised = all_targets if self.ic else torch.full_like(all_targets, IGNORE)
+        supervised[:, -1] = answer
+        return {"tokens": tokens, "targets": supervised, "eval_targets": all_targets,
+                "depth": depth}

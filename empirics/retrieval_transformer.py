@@ -1,0 +1,185 @@
+"""The transformer trained on the retrieval problem (musat2024.md §4, defaults [R]: the paper's
+architecture is unknown): token and learned absolute position embeddings, ``layers`` blocks of
+multi-head self-attention and an MLP (4x), pre-LayerNorm by default, bidirectional attention by
+default (R1; ``causal=True`` for R3), a linear read-out at every position.
+
+Attention patterns are computed with an explicit softmax and returned as
+``[batch, head, query_pos, key_pos]`` per layer, so probes can score heads on structural
+targets. A head can be ablated (its output zeroed, or replaced by its mean over the batch) for
+the per-depth accuracy drop of musat2024.md §5.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from empirics.retrieval import IGNORE
+
+
+@dataclass(frozen=True)
+class RetrievalTransformerConfig(ModelConfig):
+    """``musat_transformer``: depth, heads, width, LayerNorm placement, attention mask."""
+
+    kind = "musat_transformer"
+    layers: int = 2
+    heads: int = 4
+    d_model: int = 64
+    norm: str = "pre"
+    causal: bool = False
+
+    NORMS = ("pre", "post")
+
+    def validate(self) -> None:
+        for name in ("layers", "heads", "d_model"):
+            value = getattr(self, name)
+            require(is_int(value) and value >= 1, f"model.{name}", "an integer >= 1", value)
+        require(self.d_model % self.heads == 0, "model.d_model",
+                f"a multiple of heads = {self.heads}", self.d_model)
+        require(self.norm in self.NORMS, "model.norm", f"one of {', '.join(self.NORMS)}",
+                self.norm)
+        require(isinstance(self.causal, bool), "model.causal", "true or false", self.causal)
+
+    def build(self, task: TaskConfig) -> RetrievalTransformer:
+        require(hasattr(task, "vocab_size") and hasattr(task, "T"), "task",
+                "a sequence task (with vocab_size and T)", task)
+        return RetrievalTransformer(self, task.vocab_size(), task.T)  # type: ignore[attr-defined]
+
+    def relative_cost(self, task: TaskConfig) -> float:
+        T = getattr(task, "T", 32)
+        return self.layers * T * (12 * self.d_model**2 + 2 * T * self.d_model) / 5e4
+
+
+class Block(nn.Module):
+    def __init__(self, config: RetrievalTransformerConfig) -> None:
+        super().__init__()
+        d = config.d_model
+        self.heads, self.head_dim = config.heads, d // config.heads
+        self.pre = config.norm == "pre"
+        self.causal = config.causal
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def attend(self, x: torch.Tensor, ablate: dict[int, str]
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        B, T, d = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-1, -2) / self.head_dim**0.5                   # (B, H, T, T)
+        if self.causal:
+            mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+            scores = scores.masked_fill(~mask, float("-inf"))
+        alpha = torch.softmax(scores, dim=-1)                                    # (B, H, T, T)
+        heads = alpha @ v                                                        # (B, H, T, hd)
+        for h, mode in ablate.items():
+            heads[:, h] = 0.0 if mode == "zero" else heads[:, h].mean(0, keepdim=True)
+        return self.proj(heads.transpose(1, 2).reshape(B, T, d)), alpha
+
+    def forward(self, x: torch.Tensor, ablate: dict[int, str]
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.pre:
+            a, alpha = self.attend(self.ln1(x), ablate)
+            x = x + a
+            return x + self.mlp(self.ln2(x)), alpha
+        a, alpha = self.attend(x, ablate)
+        x = self.ln1(x + a)
+        return self.ln2(x + self.mlp(x)), alpha
+
+
+class RetrievalTransformer(nn.Module):
+    def __init__(self, config: RetrievalTransformerConfig, vocab: int, T: int) -> None:
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(vocab, config.d_model)
+        self.pos = nn.Parameter(torch.randn(T, config.d_model))  # as the token embeddings
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
+        self.ln_f = nn.LayerNorm(config.d_model) if config.norm == "pre" else nn.Identity()
+        self.out = nn.Linear(config.d_model, vocab)
+
+    def forward(self, tokens: torch.Tensor, ablate: dict[tuple[int, int], str] | None = None
+                ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits (B, T, vocab) and one attention pattern (B, H, T, T) per layer; ``ablate``
+        maps (layer, head) to "zero" or "mean"."""
+        ablate = ablate or {}
+        x = self.embed(tokens) + self.pos[: tokens.shape[1]]
+        patterns = []
+        for i, block in enumerate(self.blocks):
+            x, alpha = block(x, {h: m for (layer, h), m in ablate.items() if layer == i})
+            patterns.append(alpha)
+        return self.out(self.ln_f(x)), patterns
+
+    def loss(self, batch: Batch) -> torch.Tensor:
+        logits, _ = self(batch["tokens"])
+        return F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten(),
+                               ignore_index=IGNORE)
+
+    def attention(self, batch: Batch) -> torch.Tensor:
+        """All layers' patterns stacked: (B, layers * heads, T, T)."""
+        return torch.cat(self(batch["tokens"])[1], dim=1)
+
+    def depth_accuracy(self, batch: Batch, ablate: dict[tuple[int, int], str] | None = None
+                       ) -> tuple[float, np.ndarray]:
+        """Query accuracy and per-depth accuracy (depth 0..D over every supervised-in-eval
+        position, so depths are visible whatever the training supervision)."""
+        logits, _ = self(batch["tokens"], ablate)
+        correct = logits.argmax(-1) == batch["eval_targets"]
+        depth = batch["depth"]
+        D = int(depth.max())
+        per_depth = np.array([correct[depth == k].double().mean().item() for k in range(D + 1)])
+        return correct[:, -1].double().mean().item(), per_depth
+
+    def metrics(self, batch: Batch) -> dict[str, float]:
+        """Loss; query accuracy; per-depth accuracy ``acc_depth{k}``; and per head (layer l,
+        head h) the mean attention mass on structural targets (musat2024.md §5, [R]):
+        ``head{l}.{h}_partner`` (the other token of the same statement), ``_same_symbol`` (the
+        other occurrences of the same symbol), ``_self``."""
+        tokens = batch["tokens"]
+        logits, patterns = self(tokens)
+        loss = F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten(),
+                               ignore_index=IGNORE)
+        query_acc, per_depth = self.depth_accuracy(batch)
+        out = {"loss": loss.item(), "query_acc": query_acc}
+        out.update({f"acc_depth{k}": float(a) for k, a in enumerate(per_depth)})
+        masks = structural_masks(tokens)
+        for layer, alpha in enumerate(patterns):
+            for name, mask in masks.items():
+                mass = (alpha * mask[:, None]).sum(-1).mean((0, 2))              # (H,)
+                for h, value in enumerate(mass.tolist()):
+                    out[f"head{layer}.{h}_{name}"] = value
+        return out
+
+    def final_state(self, batch: Batch) -> dict[str, np.ndarray]:
+        """Per-depth accuracy intact and with each head zero- or mean-ablated in turn:
+        ``ablation_{mode}`` has shape (layers, heads, D + 1); one attention map per layer of
+        the first evaluation example (``attention_example``: layers, heads, T, T)."""
+        with torch.no_grad():
+            _, base = self.depth_accuracy(batch)
+            out = {"depth_acc": base}
+            for mode in ("zero", "mean"):
+                table = np.stack([np.stack([
+                    self.depth_accuracy(batch, {(layer, h): mode})[1]
+                    for h in range(self.config.heads)]) for layer in range(self.config.layers)])
+                out[f"ablation_{mode}"] = table
+            _, patterns = self(batch["tokens"][:1])
+            out["attention_example"] = torch.stack([p[0] for p in patterns]).numpy()
+            out["tokens_example"] = batch["tokens"][0].numpy()
+        return out
+
+
+def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Boolean (B, T, T) masks of each query position's structural targets: its statement
+    partner (positions 2j <-> 2j + 1), the other positions holding its symbol, itself."""
+    B, T = tokens.shape
+    idx = torch.arange(T)
+    partner = torch.zeros(T, T, dtype=torch.bool)
+    n_stmt = (T - 1) // 2 * 2
+    partner[idx[:n_stmt], idx[:n_stmt] ^ 1] = True
+    same = (tokens[:, :, None] == tokens[:, None, :]) & ~torch.eye(T, dtype=torch.bool)
+    return {"partner": partner.expand(B, T, T).float(), "same_symbol": same.float(),
+            "self": torch.eye(T).expand(B, T, T)}

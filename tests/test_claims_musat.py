@@ -1,0 +1,91 @@
+"""The Mușat claims decide correctly on constructed inputs (they can fail) and run end to end
+at the smoke profile."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import theory
+from compare import Verdict, evaluate, select
+from compare.claims.musat import (
+    ConstructionMeetsBound,
+    DepthBoundClosedForm,
+    DepthsEmergeInOrder,
+    ImplicitCurriculumNeeded,
+    ShallowModelsFail,
+    SufficientDepthLearns,
+)
+from empirics import LocalExecutor, RunResult
+
+
+def fake(spec, query, depths=None, steps=(0, 100, 200)):
+    """A run whose query accuracy and per-depth accuracies follow the given histories."""
+    metrics = {"query_acc": np.asarray(query, float)}
+    for k, hist in enumerate(depths or []):
+        metrics[f"acc_depth{k}"] = np.asarray(hist, float)
+    return RunResult(spec=spec, status="ok", eval_steps=np.asarray(steps), metrics=metrics,
+                     train_loss=np.zeros(1))
+
+
+def test_theory_claims():
+    assert DepthBoundClosedForm().assess(DepthBoundClosedForm().params("smoke"), []).verdict \
+        is Verdict.CONFIRMED
+    a = ConstructionMeetsBound().assess(ConstructionMeetsBound().params("smoke"), [])
+    # D = 1, 3, 4 need the refined bound at the query: a reported gap, not a pass
+    assert a.verdict is Verdict.REFUTED and "refined bound" in a.explanation
+    assert all(r["construction_layers"] == r["refined_bound"] for r in a.details["depths"])
+
+
+def test_depth_bound_claim_refutes_a_wrong_closed_form(monkeypatch):
+    monkeypatch.setattr(theory.musat, "min_layers_value", lambda D: max(1, (2 * D).bit_length()))
+    claim = DepthBoundClosedForm()
+    assert claim.assess(claim.params("smoke"), []).verdict is Verdict.REFUTED
+
+
+@pytest.mark.parametrize(("claim_cls", "accs", "expected"), [
+    (ShallowModelsFail, [0.25, 0.26, 0.24], Verdict.CONFIRMED),
+    (ShallowModelsFail, [0.95, 0.97, 0.96], Verdict.REFUTED),
+    (SufficientDepthLearns, [0.97, 0.98, 0.99], Verdict.CONFIRMED),
+    (SufficientDepthLearns, [0.3, 0.25, 0.28], Verdict.REFUTED),
+])
+def test_accuracy_rules(claim_cls, accs, expected):
+    claim = claim_cls()
+    params = {**claim.params("smoke"), "seeds": 3}
+    specs = claim.specs(params)
+    results = [fake(s, [0.0, 0.1, accs[i % 3]]) for i, s in enumerate(specs)]
+    assert claim.assess(params, results).verdict is expected
+
+
+@pytest.mark.parametrize(("ic", "query_only", "expected"), [
+    ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED),
+    ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.REFUTED),
+])
+def test_curriculum_rule(ic, query_only, expected):
+    claim = ImplicitCurriculumNeeded()
+    params = {**claim.params("smoke"), "seeds": 3}
+    specs = claim.specs(params)
+    results = [fake(s, [0.0, 0.1, (ic + query_only)[i]]) for i, s in enumerate(specs)]
+    assert claim.assess(params, results).verdict is expected
+
+
+@pytest.mark.parametrize(("depth_hist", "expected"), [
+    ([[0.95, 1, 1], [0.1, 0.5, 0.95]], Verdict.CONFIRMED),
+    ([[0.1, 0.2, 0.95], [0.95, 1, 1]], Verdict.REFUTED),  # deeper first, by two intervals
+    ([[0.95, 1, 1], [0.1, 0.2, 0.3]], Verdict.INCONCLUSIVE),
+])
+def test_emergence_order_rule(depth_hist, expected):
+    claim = DepthsEmergeInOrder()
+    params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100}
+    results = [fake(s, [0, 0, 0], depth_hist) for s in claim.specs(params)]
+    assert claim.assess(params, results).verdict is expected
+
+
+def test_training_claims_end_to_end_at_smoke(store):
+    executor = LocalExecutor(store, workers=1, progress=False)
+    keys = set()
+    for claim in select("musat"):
+        outcome = evaluate(claim, "smoke", executor)
+        assert outcome.assessment.verdict in set(Verdict)
+        keys |= set(outcome.run_keys)
+    assert len(executor.computed) == len(keys) == 3 * 2  # shallow IC, deep IC, deep query-only

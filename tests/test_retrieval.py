@@ -1,0 +1,88 @@
+"""The retrieval task generator (musat2024.md §1.3, §9.1 item 6) and the transformer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from empirics import RetrievalTask, RetrievalTransformerConfig, RunSpec, build_model, train
+from empirics.retrieval import IGNORE
+
+
+def resolve(tokens: list[int], symbol: int, lhs_first: bool = True) -> tuple[int, int]:
+    """Follow statements from ``symbol`` to the root: (root, hops)."""
+    statements = [(tokens[i], tokens[i + 1]) for i in range(0, len(tokens) - 1, 2)]
+    pairs = {a: b for a, b in statements} if lhs_first else {b: a for a, b in statements}
+    hops = 0
+    while symbol in pairs:
+        symbol, hops = pairs[symbol], hops + 1
+    return symbol, hops
+
+
+@settings(max_examples=25)
+@given(D=st.integers(1, 5), K=st.integers(2, 4), distractors=st.integers(0, 3),
+       order=st.sampled_from(["lhs_first", "value_first"]), ic=st.booleans(),
+       seed=st.integers(0, 10_000))
+def test_generator_invariants(D, K, distractors, order, ic, seed):
+    task = RetrievalTask(D=D, K=K, vocab=40, ic=ic, statement_order=order,
+                         distractors=distractors)
+    batch = task.sample(16, torch.Generator().manual_seed(seed))
+    tokens, depth = batch["tokens"], batch["depth"]
+    assert tokens.shape == (16, task.T)
+    for b in range(16):
+        seq = tokens[b].tolist()
+        body = seq[:-1]
+        root, hops = resolve(body, seq[-1], order == "lhs_first")
+        assert hops == D and batch["eval_targets"][b, -1].item() == root  # query resolves
+        assert batch["targets"][b, -1].item() == root
+        for i, sym in enumerate(body):  # IC targets: the root each symbol resolves to
+            target = batch["eval_targets"][b, i].item()
+            if target == IGNORE:
+                assert depth[b, i].item() == -1  # distractor statements
+                continue
+            assert (target, depth[b, i].item()) == resolve(body, sym, order == "lhs_first")
+        counts = np.bincount(depth[b][depth[b] >= 0].numpy(), minlength=D + 1)
+        # per chain {0: 1, 1: 2, ..., D-1: 2, D: 1}, plus the query at depth D
+        assert counts[0] == K and all(counts[1:D] == 2 * K) and counts[D] == K + 1
+        if not ic:
+            assert (batch["targets"][b, :-1] == IGNORE).all()
+
+
+def test_shuffling_never_changes_the_answer_and_seeds_reproduce():
+    task = RetrievalTask(D=3, K=3, vocab=30)
+    a = task.sample(8, torch.Generator().manual_seed(1))
+    b = task.sample(8, torch.Generator().manual_seed(1))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_bad_task_and_model_configs():
+    with pytest.raises(ValueError, match="distinct symbols"):
+        RetrievalTask(D=10, K=4, vocab=20)
+    with pytest.raises(ValueError, match=r"task\.K must be an integer >= 2"):
+        RetrievalTask(K=1)
+    with pytest.raises(ValueError, match=r"model\.d_model must be a multiple of heads"):
+        RetrievalTransformerConfig(d_model=30, heads=4)
+
+
+def test_transformer_patterns_ablation_and_training():
+    spec = RunSpec(task=RetrievalTask(D=1, K=2, vocab=16),
+                   model=RetrievalTransformerConfig(layers=2, heads=2, d_model=16),
+                   steps=40, batch_size=32, eval_every=20, eval_size=64, seed=0)
+    model = build_model(spec)
+    batch = spec.task.sample(4, torch.Generator().manual_seed(0))
+    logits, patterns = model(batch["tokens"])
+    assert logits.shape == (4, spec.task.T, 16) and len(patterns) == 2
+    torch.testing.assert_close(patterns[0].sum(-1), torch.ones(4, 2, spec.task.T))
+    ablated, _ = model(batch["tokens"], {(0, 0): "zero", (1, 1): "zero"})
+    assert not torch.allclose(ablated, logits)
+    causal = RunSpec(task=spec.task, model=RetrievalTransformerConfig(layers=1, heads=2,
+                                                                      d_model=16, causal=True))
+    _, (alpha,) = build_model(causal)(batch["tokens"])
+    assert torch.all(alpha.triu(1) == 0)
+    result = train(spec)
+    assert {"query_acc", "acc_depth0", "acc_depth1", "head1.1_partner"} <= set(result.metrics)
+    assert result.final["ablation_zero"].shape == (2, 2, 2)
+    assert result.final["attention_example"].shape == (2, 2, spec.task.T, spec.task.T)
