@@ -2,7 +2,8 @@
 
 ``evaluate_all`` gathers the runs of every claim first and hands them to the executor as one
 batch, so claims that read the same runs share them and the workers stay busy across claim
-boundaries; then each claim is assessed from its own results.
+boundaries; then each claim is assessed from its own results. Claims' own computations (Monte
+Carlo, the construction) are cached next to the run store (:mod:`compare.memo`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compare.claim import Assessment, Claim
+from compare.memo import rooted
 from empirics import LocalExecutor, RunResult, RunSpec
 
 
@@ -50,7 +52,9 @@ def evaluate(claim: Claim, profile: str, executor: LocalExecutor,
     """Train (or read from the store) one claim's runs and assess them."""
     params = claim.params(profile) if params is None else params
     specs = claim.specs(params)
-    return _assess(claim, profile, params, specs, executor.run(specs, desc=claim.id))
+    results = executor.run(specs, desc=claim.id)
+    with rooted(executor.store.root):
+        return _assess(claim, profile, params, specs, results)
 
 
 def evaluate_all(claims: Sequence[Claim], profile: str, executor: LocalExecutor,
@@ -62,7 +66,13 @@ def evaluate_all(claims: Sequence[Claim], profile: str, executor: LocalExecutor,
                                               if k in claim.overridable})
              for claim in claims]
     specs = {claim.id: claim.specs(params) for claim, params in plans}
-    results = executor.run([s for group in specs.values() for s in group], desc="runs")
+    labels: dict[str, list[str]] = {}
+    for claim_id, group in specs.items():
+        for spec in group:
+            labels.setdefault(spec.key(), []).append(claim_id)
+    results = executor.run([s for group in specs.values() for s in group], desc="training",
+                           labels={k: ", ".join(v) for k, v in labels.items()})
     by_key = {r.key: r for r in results}
-    return [_assess(claim, profile, params, specs[claim.id],
-                    [by_key[s.key()] for s in specs[claim.id]]) for claim, params in plans]
+    with rooted(executor.store.root):
+        return [_assess(claim, profile, params, specs[claim.id],
+                        [by_key[s.key()] for s in specs[claim.id]]) for claim, params in plans]

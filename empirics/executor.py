@@ -47,8 +47,15 @@ class LocalExecutor:
         self.computed: set[str] = set()
         """Keys of the runs this executor trained (the rest came from the store)."""
 
-    def run(self, specs: Sequence[RunSpec], desc: str = "runs") -> list[RunResult]:
-        """Results in the order of ``specs``, computing only the runs missing from the store."""
+    def run(self, specs: Sequence[RunSpec], desc: str = "runs",
+            labels: dict[str, str] | None = None) -> list[RunResult]:
+        """Results in the order of ``specs``, computing only the runs missing from the store.
+
+        The progress bar advances by each run's estimated cost (so its time-left estimate holds
+        although the longest runs go first) and names the run just finished: ``labels`` maps a
+        run key to what it is for (e.g. the claims that read it), else the spec's seed.
+        """
+        labels = labels or {}
         unique = {spec.key(): spec for spec in specs}
         found = {key: self.store.lookup(spec) for key, spec in unique.items()}
         # longest first, so that no long run starts last while the other workers idle
@@ -56,16 +63,14 @@ class LocalExecutor:
                          key=RunSpec.cost_estimate, reverse=True)
         if missing:
             # disable=None: no bar when stderr is not a terminal (CI logs), unless progress=False
-            bar = tqdm(total=len(missing), desc=desc, unit="run",
-                       disable=None if self.progress else True, leave=False)
+            bar = _CostBar(missing, labels, desc, disable=None if self.progress else True)
             with bar:
                 if self.workers == 1 or len(missing) == 1:
                     for spec in missing:
-                        bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
                         result = train(spec)
                         self.store.put(result)
                         found[spec.key()] = result
-                        bar.update()
+                        bar.done(spec)
                 else:
                     self._run_pool(missing, bar)
                     for spec in missing:
@@ -73,7 +78,7 @@ class LocalExecutor:
             self.computed.update(spec.key() for spec in missing)
         return [found[spec.key()] for spec in specs]  # type: ignore[misc]
 
-    def _run_pool(self, missing: Sequence[RunSpec], bar: Any) -> None:
+    def _run_pool(self, missing: Sequence[RunSpec], bar: _CostBar) -> None:
         context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
         n_proc = min(self.workers, len(missing))
         with ProcessPoolExecutor(n_proc, mp_context=context, initializer=_init_worker) as pool:
@@ -83,8 +88,7 @@ class LocalExecutor:
                 spec = futures[future]
                 error = future.exception()
                 if error is None and future.result() == spec.key():
-                    bar.set_postfix_str(f"seed={spec.seed}", refresh=False)
-                    bar.update()
+                    bar.done(spec)
                     continue
                 for other in futures:
                     other.cancel()
@@ -93,3 +97,30 @@ class LocalExecutor:
                                        ) from error
                 raise RuntimeError("the empirics code changed while the sweep ran (a worker "
                                    "computed a different run key); run again")
+
+
+class _CostBar:
+    """A tqdm bar in percent of the batch's estimated cost, with 'k/n runs' and the label of the
+    last finished run as its postfix."""
+
+    def __init__(self, specs: Sequence[RunSpec], labels: dict[str, str], desc: str,
+                 disable: bool | None) -> None:
+        self.total_cost = sum(s.cost_estimate() for s in specs) or 1.0
+        self.n, self.finished = len(specs), 0
+        self.labels = labels
+        self.bar = tqdm(total=100.0, desc=desc, disable=disable, leave=False,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} "
+                                   "[{elapsed}<{remaining}]")
+
+    def done(self, spec: RunSpec) -> None:
+        self.finished += 1
+        label = self.labels.get(spec.key(), spec.task.kind)
+        self.bar.set_postfix_str(f"{self.finished}/{self.n} runs, last: {label} "
+                                 f"seed={spec.seed}", refresh=False)
+        self.bar.update(100.0 * spec.cost_estimate() / self.total_cost)
+
+    def __enter__(self) -> _CostBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()

@@ -4,15 +4,16 @@ entropy and the rank-collapse measure. These are the measured counterparts of
 :mod:`theory.bao` (parallel names: ``mu``/``v``/``rho``/``entropy``).
 
 Tokens are generated in chunks of ``chunk`` walks, so the (n, T, d) token tensor never exists at
-once; only per-walk (n, T) scores are kept. Everything is float64 and seeded: the same ``seed``
-draws the same walks for every W (common random numbers across the points of a sweep).
+once; only per-walk (n, T) scores are kept, and only their summaries are returned. Everything is
+float64 and seeded: the same ``seed`` draws the same walks for every W (common random numbers
+across the points of a sweep).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -23,32 +24,52 @@ from empirics.random_walk import gaussian_random_walk
 
 @dataclass(frozen=True)
 class ScoreSample:
-    """Centred scores ``z~`` (n, T) of the last-token query, and the raw-score softmax entropy
-    (n,) of the same query over its T keys."""
+    """Summaries of the centred scores ``z~`` of the last-token query over n walks (per
+    position: mean, variance, frequency of 0 < z~ < 1, each with its standard error) and the
+    raw-score softmax entropy (n,) of the same query over its T keys. Small enough to cache:
+    :meth:`arrays` / :meth:`from_arrays` round-trip it."""
 
-    centred: np.ndarray
+    n: int
+    mu_mean: np.ndarray
+    mu_se: np.ndarray
+    v_mean: np.ndarray
+    v_se: np.ndarray
+    rho_mean: np.ndarray
+    rho_se: np.ndarray
     entropy: np.ndarray
 
-    @property
-    def n(self) -> int:
-        return self.centred.shape[0]
+    @classmethod
+    def from_scores(cls, centred: np.ndarray, entropy: np.ndarray) -> ScoreSample:
+        """Standard errors: SD / sqrt(n) for the mean; the delta-method ``sqrt((m4 - s^4)/n)``
+        for the variance (no normality assumed); binomial for the frequency."""
+        n = centred.shape[0]
+        dev = centred - centred.mean(0)
+        var = (dev**2).sum(0) / (n - 1)
+        m4 = (dev**4).mean(0)
+        inside = ((centred > 0) & (centred < 1)).mean(0)
+        return cls(n=n, mu_mean=centred.mean(0), mu_se=centred.std(0, ddof=1) / math.sqrt(n),
+                   v_mean=var, v_se=np.sqrt(np.maximum(m4 - var**2, 0) / n),
+                   rho_mean=inside, rho_se=np.sqrt(inside * (1 - inside) / n), entropy=entropy)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {f.name: np.asarray(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ScoreSample:
+        return cls(**{f.name: (int(arrays[f.name]) if f.name == "n" else arrays[f.name])
+                      for f in fields(cls)})
 
     def mu(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean per position and its standard error."""
-        return self.centred.mean(0), self.centred.std(0, ddof=1) / math.sqrt(self.n)
+        return self.mu_mean, self.mu_se
 
     def v(self) -> tuple[np.ndarray, np.ndarray]:
-        """Variance per position and its standard error, ``sqrt((m4 - s^4)/n)`` (delta method,
-        no normality assumed)."""
-        dev = self.centred - self.centred.mean(0)
-        var = (dev**2).sum(0) / (self.n - 1)
-        m4 = (dev**4).mean(0)
-        return var, np.sqrt(np.maximum(m4 - var**2, 0) / self.n)
+        """Variance per position and its standard error."""
+        return self.v_mean, self.v_se
 
     def rho(self) -> tuple[np.ndarray, np.ndarray]:
         """Frequency of ``0 < z~_t < 1`` per position, and its binomial standard error."""
-        inside = ((self.centred > 0) & (self.centred < 1)).mean(0)
-        return inside, np.sqrt(inside * (1 - inside) / self.n)
+        return self.rho_mean, self.rho_se
 
     def mean_entropy(self) -> tuple[float, float]:
         return float(self.entropy.mean()), float(self.entropy.std(ddof=1) / math.sqrt(self.n))
@@ -73,7 +94,7 @@ def sample_scores(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = 
         z = scale * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)             # (b, T)
         centred.append((z - z.mean(1, keepdim=True)).numpy())
         entropy.append(attention_entropy(torch.softmax(z, dim=-1)).numpy())
-    return ScoreSample(centred=np.concatenate(centred), entropy=np.concatenate(entropy))
+    return ScoreSample.from_scores(np.concatenate(centred), np.concatenate(entropy))
 
 
 def token_residual(x: torch.Tensor) -> torch.Tensor:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from empirics import CopyTask, LocalExecutor, RunSpec, Seq2SeqConfig, train
 
@@ -33,3 +34,14 @@ def test_in_process_path_and_duplicates(store):
     results = LocalExecutor(store, workers=1, progress=False).run([spec, spec])
     assert results[0] is results[1]
     assert list(store.keys()) == [spec.key()]
+
+
+def test_progress_bar_advances_by_cost_and_names_the_claim():
+    from empirics.executor import _CostBar
+
+    batch = specs()
+    with _CostBar(batch, {batch[-1].key(): "snell.some_claim"}, "training", disable=False) as bar:
+        for spec in batch:
+            bar.done(spec)
+        assert bar.bar.n == pytest.approx(100.0)
+        assert f"{len(batch)}/{len(batch)} runs, last: snell.some_claim" in bar.bar.postfix

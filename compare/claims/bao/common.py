@@ -9,8 +9,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from compare.memo import memo
 from compare.stats import bonferroni_z
-from empirics import ScoreSample, factored_qk, sample_scores, symmetric_qk
+from empirics import (
+    ScoreSample,
+    attention,
+    factored_qk,
+    qk_spectrum,
+    random_walk,
+    sample_scores,
+    score_monte_carlo,
+    symmetric_qk,
+)
 
 TOKEN_MODEL = (
     "Token model of the derivation (bao2024.md §2.2, not the paper's own statement, which was "
@@ -43,12 +53,20 @@ def qk_matrix(d: int, eig_mean: float, eig_std: float, seed: int,
                                                                                 dtype=torch.float64)
 
 
+MC_SOURCES = (score_monte_carlo, random_walk, qk_spectrum, attention)
+"""The modules a Monte Carlo summary depends on (their source enters its cache key)."""
+
+
 def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str, Any],
               symmetric: bool = True, offset: int = 0) -> tuple[torch.Tensor, ScoreSample]:
     """W and its Monte Carlo scores at one point; the walks depend only on the seed and
-    ``offset`` (common random numbers across (mean, std))."""
+    ``offset`` (common random numbers across (mean, std)). Cached (:mod:`compare.memo`)."""
     w = qk_matrix(d, eig_mean, eig_std, params["seed"] + offset, symmetric)
-    return w, sample_scores(w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset)
+    key = {"d": d, "T": T, "mean": eig_mean, "std": eig_std, "symmetric": symmetric,
+           "n": params["n_samples"], "seed": params["seed"], "offset": offset}
+    arrays = memo("bao_scores", key, MC_SOURCES, lambda: sample_scores(
+        w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset).arrays())
+    return w, ScoreSample.from_arrays(arrays)
 
 
 def max_abs_z(estimate: np.ndarray, se: np.ndarray, theory: np.ndarray) -> float:

@@ -5,6 +5,7 @@ the rank-collapse measure do across them (§8.2 items 4-8)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -16,7 +17,14 @@ from scipy.special import erf
 
 import theory
 from compare.claim import Assessment, Claim, Verdict
-from compare.claims.bao.common import MONTE_CARLO, TOKEN_MODEL, qk_matrix, scores_at
+from compare.claims.bao.common import (
+    MC_SOURCES,
+    MONTE_CARLO,
+    TOKEN_MODEL,
+    qk_matrix,
+    scores_at,
+)
+from compare.memo import memo
 from compare.plotting import PALETTE, new_figure
 from compare.stats import bonferroni_z
 from empirics import RunResult, rank_collapse
@@ -365,8 +373,11 @@ class RankCollapseAtUniform(Claim):
         m_loc, s_loc = params["localized"]
 
         def ratio(w: torch.Tensor) -> np.ndarray:
-            before, after = rank_collapse(w, T, n, seed)
-            return after / before
+            key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
+                   "seed": seed}
+            out = memo("bao_rank_collapse", key, MC_SOURCES, lambda: dict(zip(
+                ("before", "after"), rank_collapse(w, T, n, seed), strict=True)))
+            return out["after"] / out["before"]
 
         zero = ratio(torch.zeros(d, d, dtype=torch.float64))
         sweep = {m: ratio(qk_matrix(d, m, s_loc, seed)) for m in params["means"]}

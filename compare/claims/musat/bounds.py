@@ -10,9 +10,11 @@ import numpy as np
 
 import theory
 from compare.claim import Assessment, Claim, Verdict
+from compare.memo import memo
 from compare.plotting import PALETTE, new_figure
 from empirics import RunResult
-from theory.musat import construction
+from theory.musat import bounds as bounds_module
+from theory.musat import construction, information_flow
 
 RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
                   "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "
@@ -41,22 +43,10 @@ class DepthBoundClosedForm(Claim):
     }
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        mismatches = []
-        for D in range(1, params["d_sets"] + 1):
-            game = theory.musat.simulate(D, distractors=1)
-            query = theory.musat.simulate(D, distractors=1, separate_query=True)
-            expected = (theory.musat.min_layers_value(D),
-                        theory.musat.min_layers_refined_value(D, separate_query=False),
-                        theory.musat.min_layers_refined_value(D, separate_query=True))
-            found = (game.any_position, game.answer_position, query.answer_position)
-            if found != expected:
-                mismatches.append({"D": D, "simulator": "sets", "found": found,
-                                   "closed_form": expected})
-        for D in range(1, params["d_intervals"] + 1):
-            got = theory.musat.simulate_intervals(D).any_position
-            if got != theory.musat.min_layers_value(D):
-                mismatches.append({"D": D, "simulator": "intervals", "found": got,
-                                   "closed_form": theory.musat.min_layers_value(D)})
+        found = memo("musat_game", {k: params[k] for k in ("d_sets", "d_intervals")},
+                     (bounds_module, information_flow), lambda: self._mismatches(params))
+        mismatches = [{"D": int(D), "simulator": "sets" if kind == 0 else "intervals"}
+                      for D, kind in zip(found["D"], found["kind"], strict=True)]
         ok = not mismatches
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
@@ -70,6 +60,25 @@ class DepthBoundClosedForm(Claim):
                          f"{len(mismatches)} mismatches, first at D = {mismatches[0]['D']}"),
             details={"mismatches": mismatches[:20]},
             figures={"bound": self._figure(params["d_intervals"])})
+
+    @staticmethod
+    def _mismatches(params: dict[str, Any]) -> dict[str, np.ndarray]:
+        """D and simulator (0: sets, 1: intervals) of every disagreement with a closed form."""
+        bad: list[tuple[int, int]] = []
+        for D in range(1, params["d_sets"] + 1):
+            game = theory.musat.simulate(D, distractors=1)
+            query = theory.musat.simulate(D, distractors=1, separate_query=True)
+            expected = (theory.musat.min_layers_value(D),
+                        theory.musat.min_layers_refined_value(D, separate_query=False),
+                        theory.musat.min_layers_refined_value(D, separate_query=True))
+            if (game.any_position, game.answer_position, query.answer_position) != expected:
+                bad.append((D, 0))
+        for D in range(1, params["d_intervals"] + 1):
+            if theory.musat.simulate_intervals(D).any_position != \
+                    theory.musat.min_layers_value(D):
+                bad.append((D, 1))
+        return {"D": np.array([b[0] for b in bad], dtype=np.int64),
+                "kind": np.array([b[1] for b in bad], dtype=np.int64)}
 
     @staticmethod
     def _figure(d_max: int):
@@ -119,22 +128,14 @@ class ConstructionMeetsBound(Claim):
     }
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        rng = np.random.default_rng(params["seed"])
-        rows = []
-        for D in params["depths"]:
-            instances = [construction.random_instance(D, params["K"], params["vocab"], rng)
-                         for _ in range(params["instances"])]
-            refined = theory.musat.min_layers_refined_value(D, separate_query=True)
-            needed = None
-            for t in range(0, refined + 2):
-                right = [construction.answer(*construction.forward(i.tokens, params["vocab"],
-                                                                   t)[:2]) == i.answer
-                         for i in instances]
-                if all(right):
-                    needed = t
-                    break
-            rows.append({"D": D, "paper_bound": theory.musat.min_layers_value(D),
-                         "refined_bound": refined, "construction_layers": needed})
+        table = memo("musat_construction", {k: params[k] for k in
+                                             ("depths", "K", "vocab", "instances", "seed")},
+                     (construction, bounds_module, information_flow),
+                     lambda: {"needed": np.array(self._layers_needed(params))})
+        rows = [{"D": D, "paper_bound": theory.musat.min_layers_value(D),
+                 "refined_bound": theory.musat.min_layers_refined_value(D),
+                 "construction_layers": int(n) if n >= 0 else None}
+                for D, n in zip(params["depths"], table["needed"], strict=True)]
         gap = [r for r in rows if r["construction_layers"] != r["paper_bound"]]
         at_refined = all(r["construction_layers"] == r["refined_bound"] for r in rows)
         if not gap:
@@ -160,6 +161,25 @@ class ConstructionMeetsBound(Claim):
             tolerance={"answers": "all exact", "why": "a construction is exact or it is not"},
             explanation=why, details={"depths": rows},
             figures={"construction": self._figure(rows)})
+
+    @staticmethod
+    def _layers_needed(params: dict[str, Any]) -> list[int]:
+        """Per D, the fewest layers answering every instance (-1: none up to refined + 1)."""
+        rng = np.random.default_rng(params["seed"])
+        out = []
+        for D in params["depths"]:
+            instances = [construction.random_instance(D, params["K"], params["vocab"], rng)
+                         for _ in range(params["instances"])]
+            refined = theory.musat.min_layers_refined_value(D, separate_query=True)
+            needed = -1
+            for t in range(0, refined + 2):
+                if all(construction.answer(*construction.forward(i.tokens, params["vocab"],
+                                                                 t)[:2]) == i.answer
+                       for i in instances):
+                    needed = t
+                    break
+            out.append(needed)
+        return out
 
     @staticmethod
     def _figure(rows: list[dict[str, Any]]):
