@@ -60,6 +60,8 @@ class Claim(ABC):
     """Parameters a user may set for every profile (e.g. ``corpus`` from ``verify --corpus``)."""
     paper_scale: ClassVar[str] = ""
     """The paper's own configuration in words; empty when the claim has no scale (pure theory)."""
+    full_is_paper_scale: ClassVar[bool] = True
+    """False when even ``full`` stays below the paper (unknown or unaffordable settings)."""
 
     def params(self, profile: str) -> dict[str, Any]:
         if profile not in self.defaults:
@@ -68,10 +70,14 @@ class Claim(ABC):
 
     def scale_note(self, profile: str) -> str | None:
         """Says so when ``profile`` computes the claim below the paper's scale."""
-        if self.paper_scale and profile != "full":
+        if not self.paper_scale or (profile == "full" and self.full_is_paper_scale):
+            return None
+        if self.full_is_paper_scale:
             return (f"computed at the '{profile}' profile, below the paper's scale "
                     f"({self.paper_scale}); run --profile full for the paper's configuration")
-        return None
+        return (f"computed at the '{profile}' profile, below the paper's scale "
+                f"({self.paper_scale}); even --profile full stays below it (see the claim's "
+                f"full configuration)")
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""

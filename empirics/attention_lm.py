@@ -195,8 +195,14 @@ class AttentionLM(nn.Module):
         }
 
     def final_state(self, batch: Batch) -> dict[str, np.ndarray]:
-        """The trained W = W_q^T W_k and its (complex) eigenvalues (``batch`` unused)."""
+        """The trained W = W_q^T W_k, its (complex) eigenvalues, and the rho-profile of the
+        last query on the evaluation batch (per key position, the frequency of a centred score
+        in (0, 1))."""
         with torch.no_grad():
             w = self.qk_matrix().double()
             eig = torch.linalg.eigvals(w)
-        return {"w_qk": w.numpy(), "eig_real": eig.real.numpy(), "eig_imag": eig.imag.numpy()}
+            last = self(batch["tokens"][:, :-1])[1]["scores"][:, -1]                # (B, T)
+            centred = last - last.mean(-1, keepdim=True)
+            profile = ((centred > 0) & (centred < 1)).double().mean(0)
+        return {"w_qk": w.cpu().numpy(), "eig_real": eig.real.cpu().numpy(),
+                "eig_imag": eig.imag.cpu().numpy(), "rho_profile": profile.cpu().numpy()}

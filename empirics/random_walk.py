@@ -63,4 +63,5 @@ class RandomWalkLMTask(TaskConfig):
     def noise_entropy(self) -> float:
         """Per-step loss floor (nats) for a predictor that knows the drift."""
         p = self.noise
-        return 0.0 if p == 0 else -(1 - p) * math.log(1 - p) - p * math.log(p / 2)
+        stay = 0.0 if p == 1 else -(1 - p) * math.log(1 - p)
+        return stay + (0.0 if p == 0 else -p * math.log(p / 2))

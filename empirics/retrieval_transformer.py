@@ -136,7 +136,8 @@ class RetrievalTransformer(nn.Module):
 
     def metrics(self, batch: Batch) -> dict[str, float]:
         """Loss; query accuracy; per-depth accuracy ``acc_depth{k}``; and per head (layer l,
-        head h) the mean attention mass on structural targets (musat2024.md §5, [R]):
+        head h) the mean attention mass on structural targets (musat2024.md §5, [R]), over the
+        query positions that have such a target (a perfect head scores 1):
         ``head{l}.{h}_partner`` (the other token of the same statement), ``_same_symbol`` (the
         other occurrences of the same symbol), ``_self``."""
         tokens = batch["tokens"]
@@ -149,8 +150,10 @@ class RetrievalTransformer(nn.Module):
         masks = structural_masks(tokens)
         for layer, alpha in enumerate(patterns):
             for name, mask in masks.items():
-                mass = (alpha * mask[:, None]).sum(-1).mean((0, 2))              # (H,)
-                for h, value in enumerate(mass.tolist()):
+                has_target = mask.any(-1)                                        # (B, T)
+                mass = (alpha * mask[:, None]).sum(-1)                           # (B, H, T)
+                score = (mass * has_target[:, None]).sum((0, 2)) / has_target.sum().clamp_min(1)
+                for h, value in enumerate(score.tolist()):
                     out[f"head{layer}.{h}_{name}"] = value
         return out
 
@@ -181,5 +184,5 @@ def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
     n_stmt = (T - 1) // 2 * 2
     partner[idx[:n_stmt], idx[:n_stmt] ^ 1] = True
     same = (tokens[:, :, None] == tokens[:, None, :]) & ~torch.eye(T, dtype=torch.bool)
-    return {"partner": partner.expand(B, T, T).float(), "same_symbol": same.float(),
-            "self": torch.eye(T).expand(B, T, T)}
+    return {"partner": partner.expand(B, T, T), "same_symbol": same,
+            "self": torch.eye(T, dtype=torch.bool).expand(B, T, T)}

@@ -32,9 +32,20 @@ def test_theory_claims():
     assert DepthBoundClosedForm().assess(DepthBoundClosedForm().params("smoke"), []).verdict \
         is Verdict.CONFIRMED
     a = ConstructionMeetsBound().assess(ConstructionMeetsBound().params("smoke"), [])
-    # D = 1, 3, 4 need the refined bound at the query: a reported gap, not a pass
-    assert a.verdict is Verdict.REFUTED and "refined bound" in a.explanation
+    # exactly the refined bound everywhere; D = 1, 3, 4 are the reported gap to 3^t >= 2D
+    assert a.verdict is Verdict.CONFIRMED and "Finding: at D = 1, 3, 4" in a.explanation
     assert all(r["construction_layers"] == r["refined_bound"] for r in a.details["depths"])
+
+
+@pytest.mark.parametrize("shift", [-1, +1])
+def test_construction_claim_refutes_beating_the_bound_or_not_being_tight(monkeypatch, shift):
+    claim = ConstructionMeetsBound()
+    params = claim.params("smoke")
+    fake_needed = [theory.musat.min_layers_value(D) - 1 if shift < 0 else
+                   theory.musat.min_layers_refined_value(D) + 1 for D in params["depths"]]
+    monkeypatch.setattr(ConstructionMeetsBound, "_layers_needed", staticmethod(
+        lambda params: fake_needed))
+    assert claim.assess(params, []).verdict is Verdict.REFUTED
 
 
 def test_depth_bound_claim_refutes_a_wrong_closed_form(monkeypatch):
@@ -70,13 +81,13 @@ def test_curriculum_rule(ic, query_only, expected):
 
 
 @pytest.mark.parametrize(("depth_hist", "expected"), [
-    ([[0.95, 1, 1], [0.1, 0.5, 0.95]], Verdict.CONFIRMED),
-    ([[0.1, 0.2, 0.95], [0.95, 1, 1]], Verdict.REFUTED),  # deeper first, by two intervals
-    ([[0.95, 1, 1], [0.1, 0.2, 0.3]], Verdict.INCONCLUSIVE),
+    ([[0.95, 1, 1], [0.1, 0.95, 1], [0.1, 0.2, 0.95]], Verdict.CONFIRMED),
+    ([[0.95, 1, 1], [0.1, 0.2, 0.95], [0.95, 1, 1]], Verdict.REFUTED),  # depth 2 two steps early
+    ([[0.95, 1, 1], [0.95, 1, 1], [0.1, 0.2, 0.3]], Verdict.INCONCLUSIVE),  # one depth >= 1
 ])
 def test_emergence_order_rule(depth_hist, expected):
     claim = DepthsEmergeInOrder()
-    params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100}
+    params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100, "deep": (2, 3)}
     results = [fake(s, [0, 0, 0], depth_hist) for s in claim.specs(params)]
     assert claim.assess(params, results).verdict is expected
 

@@ -122,7 +122,8 @@ def localization_grid(d: np.ndarray, T: np.ndarray, eig_mean: np.ndarray, eig_st
     for t_value in np.unique(T):
         idx = np.flatnonzero(t_value == T)
         jobs += [(int(t_value), idx[i:i + chunk]) for i in range(0, idx.size, chunk)]
-    n_threads = threads or len(os.sched_getaffinity(0))
+    n_threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                            else os.cpu_count() or 1)
     if n_threads == 1 or len(jobs) == 1:
         for job in jobs:
             work(*job)

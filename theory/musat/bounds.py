@@ -66,7 +66,8 @@ def min_layers_from_input_size(n: int) -> Prediction:
     """The bound in the input size when the input is the chain's 2D tokens: ``ceil(log_3 n)``
     for even n (``min_layers((n + 1) // 2)``)."""
     _check_positive("n", n)
-    return Prediction(value=min_layers_value((n + 1) // 2), equation="min t with 3^t >= n",
+    return Prediction(value=min_layers_value((n + 1) // 2),
+                      equation="min t with 3^t >= 2 ceil(n/2) (= ceil(log_3 n) for even n)",
                       source=SOURCE, assumptions=ASSUMPTIONS, params={"n": n})
 
 

@@ -4,6 +4,7 @@ numbers, and the z-test of Monte Carlo moments against theory."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
@@ -62,8 +63,9 @@ def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str,
     """W and its Monte Carlo scores at one point; the walks depend only on the seed and
     ``offset`` (common random numbers across (mean, std)). Cached (:mod:`compare.memo`)."""
     w = qk_matrix(d, eig_mean, eig_std, params["seed"] + offset, symmetric)
-    key = {"d": d, "T": T, "mean": eig_mean, "std": eig_std, "symmetric": symmetric,
-           "n": params["n_samples"], "seed": params["seed"], "offset": offset}
+    key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T,
+           "n": params["n_samples"], "seed": params["seed"] + 10_000 + offset,
+           "torch": torch.__version__}
     arrays = memo("bao_scores", key, MC_SOURCES, lambda: sample_scores(
         w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset).arrays())
     return w, ScoreSample.from_arrays(arrays)

@@ -10,6 +10,7 @@ query-only (pitfall c). Runs are shared between the claims through the cache.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -28,14 +29,16 @@ PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-
                    "architecture unknown (musat2024.md §4)")
 
 RETRIEVAL: dict[str, dict[str, Any]] = {
-    # shallow: (D, layers) below min_layers(D); deep: (D, layers) = refined bound + 1
-    "smoke": {"shallow": (2, 1), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
+    # shallow: (D, layers, distractor statements) below min_layers(D), with distractors so
+    # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) =
+    # refined bound + 1
+    "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
               "eval_size": 256, "seeds": 2},
-    "quick": {"shallow": (2, 1), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
+    "quick": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
               "eval_size": 512, "seeds": 3},
-    "full": {"shallow": (4, 1), "deep": (2, 3), "K": 4, "vocab": 64, "d_model": 64,
+    "full": {"shallow": (4, 1, 8), "deep": (2, 3), "K": 4, "vocab": 64, "d_model": 64,
              "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 500,
              "eval_size": 1024, "seeds": 5},
 }
@@ -47,9 +50,14 @@ HEAD_THRESHOLD = 0.5
 """A head has emerged when its best structural score is >= 0.5 for 3 evaluations in a row."""
 
 
+def _diverged_note(n: int) -> str:
+    return f"; {n} diverged run(s) left out" if n else ""
+
+
 def retrieval_spec(params: dict[str, Any], cell: str, ic: bool, seed: int) -> RunSpec:
-    D, layers = params[cell]
-    return RunSpec(task=RetrievalTask(D=D, K=params["K"], vocab=params["vocab"], ic=ic),
+    D, layers, distractors = (*params[cell], 0)[:3]
+    return RunSpec(task=RetrievalTask(D=D, K=params["K"], vocab=params["vocab"], ic=ic,
+                                      distractors=distractors),
                    model=RetrievalTransformerConfig(layers=layers, heads=params["heads"],
                                                     d_model=params["d_model"]),
                    optimizer=Adam(lr=params["lr"]), steps=params["steps"],
@@ -58,7 +66,14 @@ def retrieval_spec(params: dict[str, Any], cell: str, ic: bool, seed: int) -> Ru
 
 
 def final_query(result: RunResult) -> float:
-    return 0.0 if result.diverged else float(result.metric("query_acc")[-1])
+    """Final query accuracy (NaN for a diverged run: a crash is not a failure to learn)."""
+    return float("nan") if result.diverged else float(result.metric("query_acc")[-1])
+
+
+def finished(accs: list[float]) -> tuple[list[float], int]:
+    """The accuracies of the runs that did not diverge, and how many diverged."""
+    kept = [a for a in accs if np.isfinite(a)]
+    return kept, len(accs) - len(kept)
 
 
 def crossing_step(result: RunResult, name: str, threshold: float, hold: int = 1) -> int | None:
@@ -75,6 +90,7 @@ def crossing_step(result: RunResult, name: str, threshold: float, hold: int = 1)
 class _RetrievalClaim(Claim):
     paper = "musat"
     paper_scale = PAPER_RETRIEVAL
+    full_is_paper_scale = False
     defaults: ClassVar[dict[str, dict[str, Any]]] = RETRIEVAL
     cells: ClassVar[tuple[tuple[str, bool], ...]] = ()
     """(cell, ic) groups this claim reads, each over every seed, in this order."""
@@ -89,9 +105,10 @@ class _RetrievalClaim(Claim):
 
     @staticmethod
     def describe(params: dict[str, Any], cell: str, ic: bool) -> str:
-        D, layers = params[cell]
+        D, layers, distractors = (*params[cell], 0)[:3]
         return (f"D = {D}, {layers} layer(s), {'IC' if ic else 'query-only'}, K = {params['K']}, "
-                f"d_model {params['d_model']}, {params['steps']} steps")
+                f"{distractors} distractor statements, d_model {params['d_model']}, "
+                f"{params['steps']} steps")
 
 
 class ShallowModelsFail(_RetrievalClaim):
@@ -106,12 +123,13 @@ class ShallowModelsFail(_RetrievalClaim):
     cells = (("shallow", True), ("deep", True))  # the deep runs only for the heat map
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        accs = [final_query(r) for r in self.groups(params, results)[0]]
-        lo, hi = mean_ci(accs)
+        accs, diverged = finished([final_query(r) for r in self.groups(params, results)[0]])
         limit = 1 / params["K"] + CHANCE_MARGIN
-        D, layers = params["shallow"]
+        D, layers = params["shallow"][:2]
         bound = theory.musat.min_layers_value(D)
-        verdict = (Verdict.CONFIRMED if hi <= limit else Verdict.REFUTED if lo > limit
+        lo, hi = mean_ci(accs) if len(accs) >= 2 else (float("nan"), float("nan"))
+        verdict = (Verdict.INCONCLUSIVE if len(accs) < 2 else
+                   Verdict.CONFIRMED if hi <= limit else Verdict.REFUTED if lo > limit
                    else Verdict.INCONCLUSIVE)
         return Assessment(
             verdict=verdict, theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
@@ -121,8 +139,8 @@ class ShallowModelsFail(_RetrievalClaim):
             tolerance={"near_chance": limit, "why": "chance 1/K plus the spec's delta = 0.1"},
             explanation=(f"{layers} layer(s) < min_layers({D}) = {bound}: query accuracy "
                          f"{np.mean(accs):.3f} (95% CI {lo:.3f}-{hi:.3f}) against chance "
-                         f"{1 / params['K']:.2f}"),
-            n_seeds=len(accs), details={"query_acc": accs},
+                         f"{1 / params['K']:.2f}" + _diverged_note(diverged)),
+            n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged},
             figures={"depth_heatmap": depth_heatmap(params, results, self.cells)})
 
 
@@ -139,25 +157,27 @@ class SufficientDepthLearns(_RetrievalClaim):
     cells = (("deep", True),)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        accs = [final_query(r) for r in results]
-        lo, hi = mean_ci(accs)
-        mean = float(np.mean(accs))
+        accs, diverged = finished([final_query(r) for r in results])
+        lo, hi = mean_ci(accs) if len(accs) >= 2 else (float("nan"), float("nan"))
+        mean = float(np.mean(accs)) if accs else float("nan")
         floor = 1 / params["K"] + CHANCE_MARGIN
-        verdict = (Verdict.CONFIRMED if mean >= LEARNED and lo > floor else
+        verdict = (Verdict.INCONCLUSIVE if len(accs) < 2 else
+                   Verdict.CONFIRMED if mean >= LEARNED and lo > floor else
                    Verdict.REFUTED if hi < LEARNED else Verdict.INCONCLUSIVE)
-        D, layers = params["deep"]
+        D, layers = params["deep"][:2]
         why = (f"{layers} layers for D = {D} (paper bound {theory.musat.min_layers_value(D)}, "
                f"refined {theory.musat.min_layers_refined_value(D)}): query accuracy {mean:.3f} "
                f"(95% CI {lo:.3f}-{hi:.3f}) after {params['steps']} steps")
         if verdict is Verdict.REFUTED:
             why += "; not learned within this step budget (the paper trains 24k steps at batch 128)"
+        why += _diverged_note(diverged)
         return Assessment(
             verdict=verdict, theory=f">= {LEARNED}",
             empirical={"value": mean, "ci": [lo, hi], "confidence": 0.95,
                        "at": self.describe(params, "deep", True)},
             statistic=f"final query accuracy over {len(accs)} seeds. {RECONSTRUCTION}",
             tolerance={"learned": LEARNED, "why": "the spec's success threshold (> 90%)"},
-            explanation=why, n_seeds=len(accs), details={"query_acc": accs},
+            explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged},
             figures={"emergence": emergence_figure(results[0])} if results else {})
 
 
@@ -175,11 +195,18 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
     cells = (("deep", True), ("deep", False))
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        ic, query_only = ([final_query(r) for r in g] for g in self.groups(params, results))
+        ic_all, q_all = ([final_query(r) for r in g] for g in self.groups(params, results))
+        pairs = [(a, b) for a, b in zip(ic_all, q_all, strict=True)
+                 if np.isfinite(a) and np.isfinite(b)]
+        ic = [a for a, _ in pairs]
+        query_only = [b for _, b in pairs]
         diff = np.subtract(ic, query_only)
-        lo, hi = mean_ci(diff)
-        ic_mean, q_mean = float(np.mean(ic)), float(np.mean(query_only))
-        if ic_mean >= LEARNED and q_mean < LEARNED and lo > 0:
+        lo, hi = mean_ci(diff) if len(diff) >= 2 else (float("nan"), float("nan"))
+        ic_mean = float(np.mean(ic)) if ic else float("nan")
+        q_mean = float(np.mean(query_only)) if ic else float("nan")
+        if len(diff) < 2:
+            verdict = Verdict.INCONCLUSIVE
+        elif ic_mean >= LEARNED and q_mean < LEARNED and lo > 0:
             verdict = Verdict.CONFIRMED
         elif q_mean >= LEARNED or hi < 0:
             verdict = Verdict.REFUTED
@@ -191,6 +218,7 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
         if verdict is Verdict.INCONCLUSIVE and ic_mean < LEARNED:
             why += "; IC itself has not reached 0.9 within the budget, so 'fails where IC "\
                    "succeeds' cannot be decided"
+        why += _diverged_note(len(ic_all) - len(pairs))
         return Assessment(
             verdict=verdict, theory="IC learns, query-only does not",
             empirical={"value": float(diff.mean()), "ci": [lo, hi], "confidence": 0.95,
@@ -205,10 +233,11 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
 
 class DepthsEmergeInOrder(_RetrievalClaim):
     """``musat.depths_emerge_in_order``: under IC, per-depth accuracy crosses 0.9 in increasing
-    order of depth (ties within one evaluation interval allowed), for the depths that are
-    learned. Per seed: ordered or not; confirmed when every seed is ordered and at least two
-    depths are learned in each; refuted when a seed learns a deeper depth more than one
-    interval before a shallower one."""
+    order of depth (ties within one evaluation interval allowed), for the depths >= 1 that are
+    learned (depth 0, the token itself, is learned at once and proves nothing). Confirmed when
+    every seed is ordered and at least two depths >= 1 are learned in each; refuted when a seed
+    learns a deeper depth more than one interval before a shallower one; inconclusive when a
+    seed has fewer than two learned depths >= 1 (the case for D = 1)."""
 
     id = "musat.depths_emerge_in_order"
     statement = ("Under the implicit curriculum, per-depth accuracy crosses its threshold in "
@@ -217,10 +246,12 @@ class DepthsEmergeInOrder(_RetrievalClaim):
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         D = params["deep"][0]
+        results = [r for r in results if not r.diverged]
         rows = []
         for r in results:
             steps = [crossing_step(r, f"acc_depth{k}", LEARNED) for k in range(D + 1)]
-            learned = [(k, s) for k, s in enumerate(steps) if s is not None]
+            # depth 0 is the token itself (learned at once): only depths >= 1 test an order
+            learned = [(k, s) for k, s in enumerate(steps) if s is not None and k >= 1]
             inversions = [(a, b) for (a, sa) in learned for (b, sb) in learned
                           if a < b and sb < sa - params["eval_every"]]
             rows.append({"seed": r.spec.seed, "crossing_steps": steps,
@@ -232,7 +263,8 @@ class DepthsEmergeInOrder(_RetrievalClaim):
         why = "; ".join(f"seed {row['seed']}: depth crossings {row['crossing_steps']}"
                         for row in rows)
         if verdict is Verdict.INCONCLUSIVE:
-            why += " -- fewer than two depths learned in some seed: no order to test"
+            why += (" -- fewer than two depths >= 1 learned in some seed: no order to test "
+                    "(depth 0 is the token itself and says nothing about an order)")
         return Assessment(
             verdict=verdict, theory="depth 0, then 1, ..., then D",
             empirical={"value": sum(not row["inversions"] for row in rows) / len(rows),
@@ -248,13 +280,15 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     """``musat.heads_emerge_in_sequence``: heads emerge one at a time in a consistent order,
     and ablating an emerged head removes the depths it serves.
 
-    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner,
-    the same symbol, or itself) reaches 0.5 and stays for 3 evaluations. Heads within a layer
-    are interchangeable, so the order compared across seeds is that of (layer, role). One at a
-    time: no two heads emerge at the same evaluation. Ablation: zeroing each emerged head at the
-    end of training, the largest per-depth accuracy drop must be >= 0.3 for at least one
-    emerged head per seed. Confirmed when all three hold in every seed; refuted when the order
-    differs between seeds or no ablation matters; inconclusive when no head emerges.
+    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner
+    or the same symbol, over the positions that have one) reaches 0.5 and stays for 3
+    evaluations. Heads within a layer are interchangeable and often learn one role redundantly,
+    so events are (layer, role) at their first emergence. Consistent order: no two roles emerge
+    in opposite orders (by more than one evaluation interval) in two seeds. One at a time: the
+    roles of a seed emerge at different evaluations. Ablation: zeroing each emerged head at the
+    end, the largest per-depth accuracy drop is >= 0.3 in every seed. Confirmed when all hold
+    and two seeds share two roles to order; refuted on an order contradiction; inconclusive
+    otherwise (no emergence, too few roles, or redundancy hiding each head's effect).
     """
 
     id = "musat.heads_emerge_in_sequence"
@@ -283,53 +317,80 @@ class HeadsEmergeInSequence(_RetrievalClaim):
                 out.append((best[0], layer, head, best[1]))
         return sorted(out)
 
+    @staticmethod
+    def first_by_role(events: list[tuple[int, int, int, str]]) -> dict[tuple[int, str], int]:
+        """First emergence step of each (layer, role): redundant copies of one role in one
+        layer are one event (heads within a layer are interchangeable)."""
+        first: dict[tuple[int, str], int] = {}
+        for step, layer, _, role in events:
+            first.setdefault((layer, role), step)
+        return first
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        results = [r for r in results if not r.diverged]
+        tie = params["eval_every"]
         rows = []
         for r in results:
             events = self.emerged(r)
-            steps = [e[0] for e in events]
+            first = self.first_by_role(events)
+            steps = sorted(first.values())
+            scores = [float(v.max()) for k, v in r.metrics.items()
+                      if k.startswith("head") and not k.endswith("_self")]
             drops = {}
             if r.final and events:
                 base = r.final["depth_acc"]
                 for _, layer, head, _ in events:
                     drops[f"{layer}.{head}"] = float(np.max(base - r.final["ablation_zero"]
                                                             [layer, head]))
-            scores = [float(v.max()) for k, v in r.metrics.items()
-                      if k.startswith("head") and not k.endswith("_self")]
-            full_drops = (r.final["depth_acc"] - r.final["ablation_zero"]).max(-1) \
-                if r.final else np.zeros(1)
             rows.append({"seed": r.spec.seed, "best_head_score": max(scores, default=0.0),
-                         "largest_drop_any_head": float(full_drops.max()),
-                         "sequence": [(layer, role) for _, layer, _, role in events],
-                         "steps": steps, "one_at_a_time": len(set(steps)) == len(steps),
+                         "first_by_role": {f"L{k[0]} {k[1]}": v for k, v in first.items()},
+                         "one_at_a_time": all(b - a >= tie for a, b in
+                                              itertools.pairwise(steps)),
                          "max_ablation_drop": max(drops.values(), default=0.0),
-                         "ablation_drops": drops})
-        if any(not row["sequence"] for row in rows):
+                         "ablation_drops": drops, "_first": first})
+        contradictions = []
+        for a, b in itertools.combinations(rows, 2):
+            shared = sorted(set(a["_first"]) & set(b["_first"]))
+            for x, y in itertools.combinations(shared, 2):
+                da = a["_first"][x] - a["_first"][y]
+                db = b["_first"][x] - b["_first"][y]
+                if (da > tie and db < -tie) or (da < -tie and db > tie):
+                    contradictions.append((a["seed"], b["seed"], x, y))
+        comparable = any(len(set(a["_first"]) & set(b["_first"])) >= 2
+                         for a, b in itertools.combinations(rows, 2))
+        single = all(row["one_at_a_time"] for row in rows)
+        causal = all(row["max_ablation_drop"] >= 0.3 for row in rows)
+        if not rows or any(not row["_first"] for row in rows):
             verdict = Verdict.INCONCLUSIVE
             why = ("no head emerged in some seed: best structural scores "
                    f"{[round(row['best_head_score'], 2) for row in rows]} (threshold "
-                   f"{HEAD_THRESHOLD}), largest per-depth drop when zeroing any single head "
-                   f"{[round(row['largest_drop_any_head'], 2) for row in rows]}: at this scale "
-                   "the mechanism is spread over several heads rather than carried by one")
+                   f"{HEAD_THRESHOLD})")
+        elif contradictions:
+            verdict = Verdict.REFUTED
+            why = (f"the order differs between seeds: {contradictions[:3]} (seed, seed, role, "
+                   "role) emerge in opposite orders")
+        elif comparable and single and causal:
+            verdict = Verdict.CONFIRMED
+            why = "roles emerge one at a time, in the same order in every seed, and matter"
         else:
-            same_order = all(row["sequence"] == rows[0]["sequence"] for row in rows)
-            single = all(row["one_at_a_time"] for row in rows)
-            causal = all(row["max_ablation_drop"] >= 0.3 for row in rows)
-            verdict = (Verdict.CONFIRMED if same_order and single and causal else
-                       Verdict.REFUTED if not same_order or not causal else
-                       Verdict.INCONCLUSIVE)
-            why = (f"order {'identical' if same_order else 'differs'} across seeds, "
-                   f"{'one at a time' if single else 'some heads emerge together'}, largest "
-                   f"ablation drops {[round(row['max_ablation_drop'], 2) for row in rows]}; "
-                   + "; ".join(f"seed {row['seed']}: {row['sequence']} at {row['steps']}"
-                               for row in rows))
+            verdict = Verdict.INCONCLUSIVE
+            why = ("no contradiction between seeds, but " + ", ".join(
+                text for ok, text in ((comparable, "no two seeds share two roles to order"),
+                                      (single, "some roles emerge at the same evaluation"),
+                                      (causal, "no single-head ablation drops a depth by "
+                                               ">= 0.3 (redundant heads)")) if not ok))
+        why += "; " + "; ".join(f"seed {row['seed']}: {row['first_by_role']}" for row in rows)
+        for row in rows:
+            del row["_first"]
         return Assessment(
-            verdict=verdict, theory="one head at a time, fixed order",
-            empirical={"value": float(np.mean([row["max_ablation_drop"] for row in rows])),
+            verdict=verdict, theory="one role at a time, fixed order",
+            empirical={"value": float(np.mean([row["max_ablation_drop"] for row in rows]))
+                       if rows else float("nan"),
                        "at": "largest per-depth accuracy drop when zeroing an emerged head"},
             statistic=(f"structural head scores at every evaluation and zero-ablation at the end, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
             tolerance={"emerged": f"score >= {HEAD_THRESHOLD} for 3 evaluations",
+                       "order": f"opposite orders more than {tie} steps apart",
                        "ablation": ">= 0.3 accuracy drop",
                        "why": "the spec's protocol (§5, [R]); thresholds are ours"},
             explanation=why, n_seeds=len(rows), details={"seeds": rows},
@@ -343,8 +404,9 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
     fig, (ax,) = new_figure(width=4.6)
     n = params["seeds"]
     for i, (cell, _) in enumerate(cells):
-        D, layers = params[cell]
-        acc = np.mean([final_query(r) for r in results[i * n:(i + 1) * n]])
+        D, layers = params[cell][:2]
+        kept = finished([final_query(r) for r in results[i * n:(i + 1) * n]])[0]
+        acc = float(np.mean(kept)) if kept else float("nan")
         ax.scatter([D], [layers], s=600, c=[acc], cmap="cividis", vmin=0, vmax=1,
                    marker="s", edgecolors="black")
         ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center", color="white")
