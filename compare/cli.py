@@ -4,6 +4,7 @@
                       [--executor local] [--workers N] [--cache DIR]
     attnverify predict PAPER.QUANTITY --param value ...
     attnverify figures [--profile P] [--out DIR]
+    attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
     attnverify claims
     attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | rm KEY | clear
 
@@ -190,6 +191,34 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- bench ----------------------------------------------------------------------------------
+def _split_choice(text: str, accepted: tuple[str, ...], option: str) -> tuple[str, ...]:
+    chosen = tuple(t for t in text.split(",") if t)
+    unknown = [t for t in chosen if t not in accepted]
+    if unknown or not chosen:
+        raise UserError(f"{option}: unknown {', '.join(unknown) or 'empty value'}; accepted: "
+                        f"{', '.join(accepted)}")
+    return chosen
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from compare import bench
+
+    families = _split_choice(args.families, bench.FAMILIES, "--families")
+    configs = _split_choice(args.configs, bench.CONFIGS, "--configs")
+    if args.repeats < 1:
+        raise UserError(f"--repeats must be an integer >= 1; got {args.repeats}")
+    if args.json is not None:
+        _check_output_dir(Path(args.json).parent, "--json")
+    log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
+    result = bench.run_bench(families, configs, args.repeats, args.verify, log)
+    print(bench.table(result))
+    if args.json is not None:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {Path(args.json).resolve()}")
+    return 0
+
+
 # -- claims ---------------------------------------------------------------------------------
 def _cmd_claims(args: argparse.Namespace) -> int:
     from compare.registry import select
@@ -300,6 +329,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
     p.add_argument("--out", default="attnverify-figures", help="figure directory")
 
+    p = sub.add_parser("bench", parents=[common],
+                       help="measure training and theory throughput on this machine")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--families", default="snell_copying,snell_multihead,musat_retrieval,bao_lm",
+                   help="comma-separated model families (default: all)")
+    p.add_argument("--configs", default="quick,full", help="quick, full or both (default)")
+    p.add_argument("--repeats", type=int, default=3, help="repeats per number (median)")
+    p.add_argument("--verify", action="store_true",
+                   help="also time 'verify --profile quick' cold and warm (minutes)")
+
     sub.add_parser("claims", parents=[common], help="list the claims")
 
     p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
@@ -343,6 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_claims(args)
         if args.command == "figures":
             return _cmd_figures(args)
+        if args.command == "bench":
+            return _cmd_bench(args)
         return _cmd_runs(args)
     except BrokenPipeError:  # e.g. piped into head: not an error
         os._exit(0)

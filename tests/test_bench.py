@@ -1,0 +1,55 @@
+"""``attnverify bench``: the JSON contract of issue 7 and the arithmetic behind its ratios (the
+numbers themselves are measurements of the machine, not test targets)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from compare import bench
+from compare.cli import main
+
+
+def test_flop_count_of_a_linear_step_is_exact():
+    """FlopCounterMode on a known case: y = x W^T, loss = sum(y): forward 2 B n m, backward
+    (weight gradient only; x needs none) 2 B n m."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    lin = torch.nn.Linear(8, 4, bias=False)
+    x = torch.randn(16, 8)
+    with FlopCounterMode(display=False) as counter:
+        lin(x).sum().backward()
+    assert counter.get_total_flops() == 2 * (2 * 16 * 8 * 4)
+
+
+def test_bench_json_contract(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "gemm_peak", lambda repeats: 1e10)
+    out = tmp_path / "bench.json"
+    code = main(["bench", "--families", "bao_lm", "--configs", "quick", "--repeats", "1",
+                 "--json", str(out), "--quiet"])
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert doc["gemm_peak_flops"] == 1e10
+    (model,) = doc["models"]
+    assert model["family"] == "bao_lm" and model["config"] == "quick"
+    for key in ("seed_steps_per_s", "flops_per_step", "reference_seed_steps_per_s"):
+        assert model[key] > 0
+    assert model["speedup"] == pytest.approx(model["seed_steps_per_s"]
+                                             / model["reference_seed_steps_per_s"])
+    assert model["fraction_of_peak"] == pytest.approx(model["seed_steps_per_s"]
+                                                      * model["flops_per_step"] / 1e10)
+    assert set(doc["theory"]) >= {"bao_localization_grid_1e6_s", "musat_game_intervals_D1e4_s"}
+    assert doc["verify_quick_s"] == {"cold": None, "warm": None}
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["bench", "--families", "gpt4"], "--families: unknown gpt4"),
+    (["bench", "--configs", "huge"], "--configs: unknown huge"),
+    (["bench", "--repeats", "0"], "--repeats must be an integer >= 1"),
+])
+def test_bench_bad_input(capsys, argv, fragment):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
