@@ -12,6 +12,7 @@ Every lookup logs one line: cached, or missing and about to be computed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import io
@@ -20,6 +21,7 @@ import logging
 import os
 import re
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -135,14 +137,29 @@ class RunStore:
         return meta
 
     def lookup(self, spec: RunSpec) -> RunResult | None:
-        """``get`` by spec, logging one line: cached, or missing (to be computed)."""
+        """``get`` by spec, logging one line: cached, or missing (to be computed). A damaged
+        entry is never used: it is moved aside to ``ROOT/corrupt/`` (kept for inspection),
+        reported in one warning line, and reported missing so that the sweep recomputes it."""
         key = spec.key()
-        result = self.get(key)
+        try:
+            result = self.get(key)
+        except CorruptEntryError as exc:
+            aside = self.move_aside(exc.path)
+            log.warning("%s; moved to %s, recomputing", str(exc).split("; remove it")[0], aside)
+            result = None
         if result is None:
             log.info("compute %s %s (not in cache)", key, spec.label())
         else:
             log.info("cached  %s %s", key, spec.label())
         return result
+
+    def move_aside(self, entry: Path) -> Path:
+        """Rename a damaged entry into ``ROOT/corrupt/`` (atomic; a unique name per move)."""
+        target = self.root / "corrupt" / f"{entry.name}.{int(time.time())}.{uuid.uuid4().hex[:8]}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):  # another process moved it first
+            os.rename(entry, target)
+        return target
 
     # -- listing and removal -----------------------------------------------------------------
     def keys(self) -> Iterator[str]:
