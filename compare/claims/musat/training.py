@@ -257,7 +257,7 @@ class DepthsEmergeInOrder(_RetrievalClaim):
             rows.append({"seed": r.spec.seed, "crossing_steps": steps,
                          "learned_depths": len(learned), "inversions": inversions})
         ordered = all(not row["inversions"] for row in rows)
-        enough = all(row["learned_depths"] >= 2 for row in rows)
+        enough = bool(rows) and all(row["learned_depths"] >= 2 for row in rows)
         verdict = (Verdict.REFUTED if not ordered else
                    Verdict.CONFIRMED if enough else Verdict.INCONCLUSIVE)
         why = "; ".join(f"seed {row['seed']}: depth crossings {row['crossing_steps']}"
@@ -267,7 +267,7 @@ class DepthsEmergeInOrder(_RetrievalClaim):
                     "(depth 0 is the token itself and says nothing about an order)")
         return Assessment(
             verdict=verdict, theory="depth 0, then 1, ..., then D",
-            empirical={"value": sum(not row["inversions"] for row in rows) / len(rows),
+            empirical={"value": sum(not row["inversions"] for row in rows) / max(len(rows), 1),
                        "at": "fraction of seeds with depths in order"},
             statistic=(f"first step with per-depth accuracy >= {LEARNED}, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
