@@ -5,7 +5,7 @@
     attnverify predict PAPER.QUANTITY --param value ...
     attnverify figures [--profile P] [--out DIR]
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
-    attnverify claims
+    attnverify claims [--json]
     attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | rm KEY | clear
 
 User errors print one line on stderr naming the problem and the accepted values and exit with 2,
@@ -221,9 +221,21 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 # -- claims ---------------------------------------------------------------------------------
 def _cmd_claims(args: argparse.Namespace) -> int:
+    from compare.claim import PROFILES
     from compare.registry import select
+    from compare.report import jsonable
 
-    for claim in select():
+    claims = select()
+    if args.json:
+        print(json.dumps([{
+            "id": c.id, "paper": c.paper, "statement": c.statement,
+            "profiles": {p: jsonable(c.params(p)) for p in PROFILES},
+            "paper_scale": c.paper_scale or None,
+            "overridable": list(c.overridable),
+            "trains": bool(c.specs(c.params("smoke"))),
+        } for c in claims], indent=2))
+        return 0
+    for claim in claims:
         print(f"{claim.id}  [{claim.paper}]  {claim.statement}")
     return 0
 
@@ -339,7 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify", action="store_true",
                    help="also time 'verify --profile quick' cold and warm (minutes)")
 
-    sub.add_parser("claims", parents=[common], help="list the claims")
+    p = sub.add_parser("claims", parents=[common], help="list the claims")
+    p.add_argument("--json", action="store_true",
+                   help="id, paper, statement, parameters per profile, paper scale (JSON)")
 
     p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
     runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)

@@ -167,3 +167,17 @@ def test_predict_every_scalar_quantity_at_its_defaults(capsys):
                   if p.default is p.empty for tok in (f"--{p.name}", str(args[p.name]))]
         code, out, _ = run(capsys, "predict", name, *params)
         assert code == 0 and "value" in json.loads(out), name
+
+
+def test_claims_json_lists_every_claim_with_its_parameters(capsys):
+    from compare.registry import select
+
+    code, out, _ = run(capsys, "claims", "--json")
+    doc = json.loads(out)
+    assert code == 0 and [c["id"] for c in doc] == [c.id for c in select()]
+    by_id = {c["id"]: c for c in doc}
+    assert set(by_id["bao.locater_effect"]["profiles"]) == {"smoke", "quick", "full"}
+    assert by_id["bao.locater_effect"]["overridable"] == ["corpus"]
+    assert by_id["bao.locater_effect"]["trains"] is True
+    assert by_id["musat.depth_bound_closed_form"]["trains"] is False
+    assert by_id["snell.kappa_closed_form"]["profiles"]["quick"]["n_sequences"] == 20_000
