@@ -1,10 +1,16 @@
 """One figure style for reports and paper_figures: Agg canvas (no display, no pyplot state),
-a colour-blind-safe palette (Okabe & Ito 2008), theory as lines and measurements as markers."""
+a colour-blind-safe palette (Okabe & Ito 2008), theory as lines and measurements as markers,
+and one way to draw a measurement over seeds: the mean with its 95% band (:func:`seed_band`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from scipy import stats
 
 PALETTE = {
     "theory": "#000000",
@@ -28,3 +34,15 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2,
         ax.grid(True, alpha=0.3, linewidth=0.5)
         ax.spines[["top", "right"]].set_visible(False)
     return fig, axes
+
+
+def seed_band(ax: Axes, steps: np.ndarray, curves: Sequence[np.ndarray], colour: str,
+              label: str | None = None, confidence: float = 0.95) -> None:
+    """Mean over seeds of equally long ``curves`` with a Student-t band (none for one seed)."""
+    values = np.stack([np.asarray(c, dtype=float) for c in curves])
+    mean = values.mean(0)
+    ax.plot(steps, mean, color=colour, lw=1.8, label=label)
+    if len(values) > 1:
+        half = (stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * values.std(0, ddof=1)
+                / np.sqrt(len(values)))
+        ax.fill_between(steps, mean - half, mean + half, color=colour, alpha=0.2, linewidth=0)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 from compare.claim import Assessment, Claim, Verdict
-from compare.plotting import PALETTE, new_figure
+from compare.plotting import PALETTE, new_figure, seed_band
 from compare.stats import mean_ci
 from empirics import (
     Adam,
@@ -187,13 +187,7 @@ class LocaterEffect(_LMClaim):
                 continue
             steps = ok[0].eval_steps
             for ax, (name, label) in zip(axes, panels, strict=True):
-                values = np.stack([r.metric(name) for r in ok])
-                mean = values.mean(0)
-                half = (stats.t.ppf(0.975, len(ok) - 1) * values.std(0, ddof=1)
-                        / np.sqrt(len(ok))) if len(ok) > 1 else np.zeros_like(mean)
-                ax.plot(steps, mean, color=colour, label=f"λ = {lam:g}")
-                ax.fill_between(steps, mean - half, mean + half, color=colour, alpha=0.2,
-                                linewidth=0)
+                seed_band(ax, steps, [r.metric(name) for r in ok], colour, f"λ = {lam:g}")
                 ax.set_xlabel("training step")
                 ax.set_ylabel(label)
         axes[2].set_yscale("log")

@@ -25,7 +25,7 @@ from compare.claims.snell.common import (
     group_verdict,
     success_steps,
 )
-from compare.plotting import PALETTE, new_figure
+from compare.plotting import PALETTE, new_figure, seed_band
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
 
@@ -39,14 +39,18 @@ def _scale(params: dict[str, Any]) -> str:
 
 
 def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str], title: str):
-    """Per-seed curves of ``metrics`` (one panel each), one colour per group."""
+    """Per-seed curves of ``metrics`` (thin; one panel each) under the mean over seeds with its
+    95% band (thick), one colour per group. Diverged runs are drawn but left out of the mean."""
     colours = [PALETTE["blue"], PALETTE["red"], PALETTE["green"], PALETTE["orange"]]
     fig, axes = new_figure(ncols=len(metrics))
     for ax, metric in zip(axes, metrics, strict=True):
         for (label, runs), colour in zip(groups.items(), colours, strict=False):
-            for i, r in enumerate(runs):
-                ax.plot(r.eval_steps, r.metric(metric), color=colour, alpha=0.6, lw=1,
-                        label=label if i == 0 else None)
+            for r in runs:
+                ax.plot(r.eval_steps, r.metric(metric), color=colour, alpha=0.35, lw=0.7)
+            done = [r for r in runs if not r.diverged]
+            if done and all(len(r.eval_steps) == len(done[0].eval_steps) for r in done):
+                seed_band(ax, done[0].eval_steps, [r.metric(metric) for r in done], colour,
+                          label=f"{label} (mean, 95% CI)")
         if metric in SUCCESS:
             ax.axhline(SUCCESS[metric], color=PALETTE["grey"], linestyle="--", lw=1)
         ax.set_xlabel(r"training step $\tau$")
