@@ -4,6 +4,8 @@
 - :func:`mean_ci`: Student-t interval for a mean over a few seeds (honest at small n, where a
   percentile bootstrap is too narrow).
 - :func:`bootstrap_ci`: percentile bootstrap for statistics without a closed-form interval.
+- :func:`max_abs_z`, :func:`normal_ci`, :func:`mean_and_se`: Monte Carlo estimates against
+  theory, in standard errors.
 - :func:`compare`: theory vs estimate with a relative and an absolute tolerance, elementwise,
   ``|estimate - theory| <= atol + rtol * |theory|`` (the convention of ``numpy.isclose``; the
   report of the worst element follows neural-tangents' ``assert_close_matrices``).
@@ -99,6 +101,26 @@ def compare(theory: ArrayLike, estimate: ArrayLike, rtol: float = 0.0,
         rtol=float(rtol),
         atol=float(a.max()) if a.size else 0.0,
     )
+
+
+def max_abs_z(estimate: ArrayLike, se: ArrayLike, theory: ArrayLike) -> float:
+    """Largest ``|estimate - theory| / SE`` (0 for no entries); an entry with SE 0 must agree
+    to 1e-12 (else its z is infinite): exact estimates are held to round-off."""
+    diff = np.abs(np.asarray(estimate, dtype=float) - np.asarray(theory, dtype=float))
+    se = np.asarray(se, dtype=float)
+    z = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.where(diff <= 1e-12, 0.0, np.inf))
+    return float(z.max()) if z.size else 0.0
+
+
+def normal_ci(value: float, se: float, z: float = 1.96) -> list[float]:
+    """``[value - z se, value + z se]``: the normal-approximation interval (95% by default)."""
+    return [float(value - z * se), float(value + z * se)]
+
+
+def mean_and_se(samples: ArrayLike) -> tuple[float, float]:
+    """Sample mean and its standard error ``SD / sqrt(n)``."""
+    x = np.asarray(samples, dtype=float)
+    return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
 
 
 def bonferroni_z(n_tests: int, family_alpha: float = 1e-3) -> float:

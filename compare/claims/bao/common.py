@@ -71,14 +71,6 @@ def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str,
     return w, ScoreSample.from_arrays(arrays)
 
 
-def max_abs_z(estimate: np.ndarray, se: np.ndarray, theory: np.ndarray) -> float:
-    """Largest |estimate - theory| / SE; an entry with SE 0 must agree to 1e-12 (else inf)."""
-    diff = np.abs(np.asarray(estimate) - np.asarray(theory))
-    se = np.asarray(se)
-    z = np.where(se > 0, diff / np.where(se > 0, se, 1.0), np.where(diff <= 1e-12, 0.0, np.inf))
-    return float(z.max())
-
-
 def z_bound(n_tests: int) -> float:
     return bonferroni_z(n_tests, FAMILY_ALPHA)
 

@@ -16,11 +16,11 @@ from compare.claims.bao.common import (
     MONTE_CARLO,
     TOKEN_MODEL,
     draw_points,
-    max_abs_z,
     scores_at,
     z_bound,
 )
 from compare.plotting import PALETTE, new_figure
+from compare.stats import max_abs_z
 from empirics import RunResult
 
 

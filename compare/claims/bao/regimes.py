@@ -26,7 +26,7 @@ from compare.claims.bao.common import (
 )
 from compare.memo import memo
 from compare.plotting import PALETTE, new_figure
-from compare.stats import bonferroni_z
+from compare.stats import bonferroni_z, mean_and_se, normal_ci
 from empirics import RunResult, rank_collapse
 
 LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
@@ -144,8 +144,7 @@ class LargeVarianceVanishes(Claim):
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory=last["theory_max_rho"],
             empirical={"value": last["mc_max_rho"],
-                       "ci": [last["mc_max_rho"] - 1.96 * last["se"],
-                              last["mc_max_rho"] + 1.96 * last["se"]],
+                       "ci": normal_ci(last["mc_max_rho"], last["se"]),
                        "confidence": 0.95,
                        "at": f"max_t rho_t at std = {last['eig_std']} (theory regime: "
                              f"{last['theory_regime']})"},
@@ -295,7 +294,7 @@ class EntropyMonotoneInVariance(Claim):
         z = bonferroni_z(len(stds) - 1, 1e-3)
         rises = [i for i in range(len(step_mean)) if step_mean[i] > z * step_se[i]]
         total = entropies[-1] - entropies[0]
-        total_mean, total_se = float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+        total_mean, total_se = mean_and_se(total)
         falls = total_mean + z * total_se < 0
         annealed = [float(theory.bao.annealed_entropy(d, T, m, float(s)).value) for s in stds]
         measured = entropies.mean(1)
@@ -319,7 +318,7 @@ class EntropyMonotoneInVariance(Claim):
             verdict=verdict,
             theory=annealed[-1] - annealed[0],
             empirical={"value": total_mean,
-                       "ci": [total_mean - 1.96 * total_se, total_mean + 1.96 * total_se],
+                       "ci": normal_ci(total_mean, total_se),
                        "confidence": 0.95,
                        "at": f"H(std={stds[-1]}) - H(std={stds[0]}), nats; theory: annealed "
                              "approximation"},
@@ -388,21 +387,19 @@ class RankCollapseAtUniform(Claim):
         # zero mean at the same second moment (same ||W||_F): only the mean differs
         s_flat = float(np.hypot(m_loc, s_loc))
         flat = ratio(qk_matrix(d, 0.0, s_flat, seed))
-        z = 3.09  # one-sided 99.9%
-        lo_loc = float(loc.mean() - z * loc.std(ddof=1) / np.sqrt(n))
-        hi_flat = float(flat.mean() + z * flat.std(ddof=1) / np.sqrt(n))
+        (loc_mean, loc_se), (flat_mean, flat_se) = mean_and_se(loc), mean_and_se(flat)
+        lo_loc = normal_ci(loc_mean, loc_se, z=3.09)[0]  # one-sided 99.9%
+        hi_flat = normal_ci(flat_mean, flat_se, z=3.09)[1]
         collapsed = float(zero.max()) <= 1e-12
         separated = lo_loc > hi_flat
         verdict = Verdict.CONFIRMED if collapsed and separated else Verdict.REFUTED
         why = (f"W = 0: max res ratio {zero.max():.1e} (exact collapse); localized (mean "
-               f"{m_loc}, std {s_loc}): {loc.mean():.3f} against {flat.mean():.3f} at zero mean "
+               f"{m_loc}, std {s_loc}): {loc_mean:.3f} against {flat_mean:.3f} at zero mean "
                f"with the same second moment (std {s_flat:.4f})"
                + ("" if separated else " -- not significantly larger"))
         return Assessment(
             verdict=verdict, theory="0 at W = 0",
-            empirical={"value": float(loc.mean()),
-                       "ci": [float(loc.mean() - 1.96 * loc.std(ddof=1) / np.sqrt(n)),
-                              float(loc.mean() + 1.96 * loc.std(ddof=1) / np.sqrt(n))],
+            empirical={"value": loc_mean, "ci": normal_ci(loc_mean, loc_se),
                        "confidence": 0.95, "at": f"res(Y)/res(X), localized point, d = {d}"},
             statistic=(f"res(Y)/res(X) over {n} random-walk sequences, one bidirectional "
                        f"attention layer with identity values, d = {d}, T = {T}"),
@@ -418,8 +415,8 @@ class RankCollapseAtUniform(Claim):
     def _figure(sweep: dict[float, np.ndarray], std: float, d: int):
         fig, (ax,) = new_figure()
         means = list(sweep)
-        mean = [float(sweep[m].mean()) for m in means]
-        half = [1.96 * float(sweep[m].std(ddof=1) / np.sqrt(sweep[m].size)) for m in means]
+        mean, se = zip(*(mean_and_se(sweep[m]) for m in means), strict=True)
+        half = [1.96 * s for s in se]
         ax.errorbar(means, mean, yerr=half, fmt="o-", color=PALETTE["blue"], markersize=4,
                     label=f"Monte Carlo, std = {std}")
         ax.axhline(0, color=PALETTE["theory"], linewidth=0.8, label="W = 0: exact collapse")

@@ -76,8 +76,9 @@ def finished(accs: list[float]) -> tuple[list[float], int]:
     return kept, len(accs) - len(kept)
 
 
-def crossing_step(result: RunResult, name: str, threshold: float, hold: int = 1) -> int | None:
-    """First evaluated step from which ``name`` stays >= threshold for ``hold`` evaluations."""
+def crossing_step(result: RunResult, name: str, threshold: float, hold: int) -> int | None:
+    """First evaluated step from which ``name`` stays >= threshold for ``hold`` evaluations
+    (with ``hold = 1`` this is ``RunResult.first_step_reaching``)."""
     if result.diverged:
         return None
     above = result.metric(name) >= threshold
@@ -249,7 +250,7 @@ class DepthsEmergeInOrder(_RetrievalClaim):
         results = [r for r in results if not r.diverged]
         rows = []
         for r in results:
-            steps = [crossing_step(r, f"acc_depth{k}", LEARNED) for k in range(D + 1)]
+            steps = [r.first_step_reaching({f"acc_depth{k}": LEARNED}) for k in range(D + 1)]
             # depth 0 is the token itself (learned at once): only depths >= 1 test an order
             learned = [(k, s) for k, s in enumerate(steps) if s is not None and k >= 1]
             inversions = [(a, b) for (a, sa) in learned for (b, sb) in learned

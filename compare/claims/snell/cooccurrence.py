@@ -10,7 +10,7 @@ import numpy as np
 import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.plotting import PALETTE, new_figure
-from compare.stats import bonferroni_z, compare
+from compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
 from empirics import CopyTask, RunResult, estimate_cooccurrence
 
 
@@ -23,11 +23,7 @@ def cooccurrence_max_z(matrix: np.ndarray, matrix_se: np.ndarray, c_theory: np.n
     with zero sampling variance (a permutation's C = 1) must agree to round-off (|z| = inf if not).
     """
     tested = n_sequences * c_theory >= min_expected
-    diff = np.abs(matrix - c_theory)[tested]
-    se = matrix_se[tested]
-    safe = np.where(se > 0, se, 1.0)
-    z = np.where(se > 0, diff / safe, np.where(diff <= 1e-12, 0.0, np.inf))
-    return (float(z.max()) if z.size else 0.0), int(tested.sum())
+    return max_abs_z(matrix[tested], matrix_se[tested], c_theory[tested]), int(tested.sum())
 
 
 class KappaClosedForm(Claim):
@@ -89,8 +85,7 @@ class KappaClosedForm(Claim):
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory=head["kappa_theory"],
             empirical={"value": head["kappa_measured"],
-                       "ci": [head["kappa_measured"] - 1.96 * head["kappa_se"],
-                              head["kappa_measured"] + 1.96 * head["kappa_se"]],
+                       "ci": normal_ci(head["kappa_measured"], head["kappa_se"]),
                        "confidence": 0.95,
                        "at": f"{head['distribution']} V={head['V']} L={head['L']}"},
             statistic=(f"Monte Carlo kappa and C from {params['n_sequences']} sequences per point "
