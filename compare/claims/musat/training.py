@@ -296,21 +296,18 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     statement = ("Heads emerge one at a time in a consistent order across seeds, and ablating "
                  "an emerged head removes the depths it serves.")
     cells = (("deep", True),)
-    ROLES = ("partner", "same_symbol", "self")
+    ROLES = ("partner", "same_symbol")
+    """Retrieval roles; attending to itself (the ``_self`` score) is not one."""
 
     def emerged(self, result: RunResult) -> list[tuple[int, int, int, str]]:
         """(step, layer, head, role) of every emerged head, in order."""
-        heads = {}
-        for name in result.metrics:
-            if name.startswith("head") and name.endswith("_partner"):
-                layer, head = (int(x) for x in name[4:].split("_")[0].split("."))
-                heads[(layer, head)] = None
+        heads = sorted({tuple(int(x) for x in name[4:].split("_")[0].split("."))
+                        for name in result.metrics
+                        if name.startswith("head") and name.endswith("_partner")})
         out = []
-        for layer, head in sorted(heads):
+        for layer, head in heads:
             best = None
             for role in self.ROLES:
-                if role == "self":  # attending to itself is not a retrieval role
-                    continue
                 step = crossing_step(result, f"head{layer}.{head}_{role}", HEAD_THRESHOLD, 3)
                 if step is not None and (best is None or step < best[0]):
                     best = (step, role)
