@@ -132,10 +132,14 @@ class Report:
         lines += [f"- {line}" for line in self._header_lines()] + [""]
         lines += ["| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
                   "|---|---|---|---|---|---|"]
+        def cell(text: str) -> str:  # a "|" inside a cell would end it on GitHub
+            return text.replace("|", "\\|")
+
         for r in records:
             lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
-                         f"**{r['verdict']}** | {fmt(r['theory'])} | "
-                         f"{measured_text(r['empirical'])} | {tolerance_text(r['tolerance'])} |")
+                         f"**{r['verdict']}** | {cell(fmt(r['theory']))} | "
+                         f"{cell(measured_text(r['empirical']))} | "
+                         f"{cell(tolerance_text(r['tolerance']))} |")
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
                       f"**Verdict: {r['verdict']}.** {r['explanation']}", ""]

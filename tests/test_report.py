@@ -101,3 +101,14 @@ def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):
     assert not [r for r in caplog.records if "not in cache" in r.getMessage()]
     assert {f.suffix for f in files} == {".png", ".pdf", ".txt"}
     assert "Run keys:" in next(f for f in files if f.suffix == ".txt").read_text()
+
+
+def test_markdown_table_rows_keep_their_six_columns(report_dir):
+    """Cells holding "|" (e.g. "max |z|", "||W||_F") are escaped, so GitHub keeps the table."""
+    import re
+
+    rows = [line for line in (report_dir / "report.md").read_text().splitlines()
+            if line.startswith("| [`")]
+    assert rows
+    for row in rows:
+        assert len(re.split(r"(?<!\\)\|", row)) == 8, row  # 6 cells between 7 bars

@@ -50,6 +50,12 @@ HEAD_THRESHOLD = 0.5
 """A head has emerged when its best structural score is >= 0.5 for 3 evaluations in a row."""
 
 
+def _reported(ci: tuple[float, float], low: float, high: float) -> list[float]:
+    """A t-interval as reported: clipped to the range the quantity can take (the decision uses
+    the unclipped one)."""
+    return [float(np.clip(ci[0], low, high)), float(np.clip(ci[1], low, high))]
+
+
 def _diverged_note(n: int) -> str:
     return f"; {n} diverged run(s) left out" if n else ""
 
@@ -134,7 +140,8 @@ class ShallowModelsFail(_RetrievalClaim):
                    else Verdict.INCONCLUSIVE)
         return Assessment(
             verdict=verdict, theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
-            empirical={"value": float(np.mean(accs)), "ci": [lo, hi], "confidence": 0.95,
+            empirical={"value": float(np.mean(accs)), "ci": _reported((lo, hi), 0, 1),
+                       "confidence": 0.95,
                        "at": self.describe(params, "shallow", True)},
             statistic=f"final query accuracy over {len(accs)} seeds. {RECONSTRUCTION}",
             tolerance={"near_chance": limit, "why": "chance 1/K plus the spec's delta = 0.1"},
@@ -174,7 +181,7 @@ class SufficientDepthLearns(_RetrievalClaim):
         why += _diverged_note(diverged)
         return Assessment(
             verdict=verdict, theory=f">= {LEARNED}",
-            empirical={"value": mean, "ci": [lo, hi], "confidence": 0.95,
+            empirical={"value": mean, "ci": _reported((lo, hi), 0, 1), "confidence": 0.95,
                        "at": self.describe(params, "deep", True)},
             statistic=f"final query accuracy over {len(accs)} seeds. {RECONSTRUCTION}",
             tolerance={"learned": LEARNED, "why": "the spec's success threshold (> 90%)"},
@@ -222,7 +229,8 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
         why += _diverged_note(len(ic_all) - len(pairs))
         return Assessment(
             verdict=verdict, theory="IC learns, query-only does not",
-            empirical={"value": float(diff.mean()), "ci": [lo, hi], "confidence": 0.95,
+            empirical={"value": float(diff.mean()), "ci": _reported((lo, hi), -1, 1),
+                       "confidence": 0.95,
                        "at": "IC minus query-only final query accuracy (paired seeds)"},
             statistic=f"paired final query accuracies over {len(diff)} seeds. {RECONSTRUCTION}",
             tolerance={"learned": LEARNED, "why": "the spec's success threshold; pairing by "
