@@ -1,7 +1,7 @@
 """The ``attnverify`` command line (ARCHITECTURE.md, "Contracts").
 
     attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
-                      [--executor local] [--workers N] [--cache DIR]
+                      [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]
     attnverify predict PAPER.QUANTITY --param value ...
     attnverify figures [--profile P] [--out DIR]
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import errno
 import io
 import json
 import logging
@@ -89,9 +90,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     if args.profile not in PROFILES:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
-    if args.executor != "local":
-        raise UserError(f"unknown executor {args.executor!r}; accepted: local "
-                        f"(the Dask executor is not available yet)")
+    if not (args.executor in ("local", "dask-local") or args.executor.startswith("dask://")):
+        raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
+                        f"dask://HOST:PORT")
     if args.workers is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     try:
@@ -100,21 +101,31 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if not claims:
         raise UserError(f"no claims for paper {args.paper!r} yet")
+    if args.connect_timeout <= 0:
+        raise UserError(f"--connect-timeout must be a number of seconds > 0; got "
+                        f"{args.connect_timeout:g}")
     out = Path(args.out)
     _check_output_dir(out, "--out")
-    if args.cache:
-        _check_output_dir(Path(args.cache).expanduser(), "--cache")
+    store = _store(args)
+    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
     overrides = {}
     if args.corpus is not None:
         overrides["corpus"] = _check_corpus(args.corpus)
 
+    points = _claim_point(claims, args.profile, args.param, overrides)
+
     from compare.report import Report, fmt, measured_text
     from compare.verify import evaluate_all
-    from empirics import LocalExecutor
     from empirics.versions import machine, versions
 
-    executor = LocalExecutor(_store(args), workers=args.workers, progress=not args.quiet)
-    outcomes = evaluate_all(claims, args.profile, executor, overrides)
+    with _executor(args, store) as executor:
+        try:
+            outcomes = evaluate_all(claims, args.profile, executor, overrides, points)
+        except (ValueError, TypeError) as exc:
+            if not points:
+                raise
+            # the claim's own computation rejected a --param value (e.g. D = 0)
+            raise UserError(f"--param: {exc}") from None
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes)
     paths = report.write(out)
@@ -128,6 +139,65 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
+
+
+def _param_value(text: str, default: Any) -> Any:
+    """A ``--param`` value: JSON where it parses (3, 0.5, true, [2, 1]), else the text; lists
+    become tuples and integers floats where the default is one."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(default, tuple) and isinstance(value, list):
+        return tuple(value)
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | None,
+                 overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``--param NAME=VALUE`` items as parameters of the one selected claim, checked by
+    building its runs (a RunSpec rejects a bad size before anything is trained or written)."""
+    if not items:
+        return {}
+    if len(claims) != 1:
+        raise UserError("--param needs --claim ID: parameters belong to one claim "
+                        "(see 'attnverify claims --json' for each claim's parameters)")
+    claim = claims[0]
+    defaults = claim.params(profile)
+    point: dict[str, Any] = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq or not name:
+            raise UserError(f"--param {item!r}: expected NAME=VALUE")
+        if name not in defaults:
+            raise UserError(f"unknown parameter {name!r} of {claim.id}; accepted: "
+                            f"{', '.join(defaults)}")
+        point[name] = _param_value(text, defaults[name])
+    params = defaults | {k: v for k, v in overrides.items() if k in claim.overridable} | point
+    try:
+        claim.specs(params)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        raise UserError(f"--param: {exc}") from None
+    return {claim.id: point}
+
+
+def _executor(args: argparse.Namespace, store):
+    """The executor ``--executor`` names; setup problems (no ``distributed``, a malformed or
+    unreachable scheduler address) are user errors."""
+    from empirics import LocalExecutor
+    from empirics.executor import ExecutorSetupError
+
+    if args.executor == "local":
+        return LocalExecutor(store, workers=args.workers, progress=not args.quiet)
+    from empirics.dask_executor import DaskExecutor
+
+    try:
+        return DaskExecutor(store, args.executor, workers=args.workers,
+                            progress=not args.quiet, connect_timeout=args.connect_timeout)
+    except ExecutorSetupError as exc:
+        raise UserError(str(exc)) from None
 
 
 # -- predict --------------------------------------------------------------------------------
@@ -326,8 +396,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--claim", help="one claim id (see 'attnverify claims')")
     p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
     p.add_argument("--out", default="attnverify-report", help="report directory")
-    p.add_argument("--executor", default="local", help="local (default)")
-    p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
+    p.add_argument("--executor", default="local",
+                   help="local (default: a process pool), dask-local (a Dask LocalCluster on "
+                        "this machine) or dask://HOST:PORT (a running Dask scheduler)")
+    p.add_argument("--workers", type=int,
+                   help="worker processes of local and dask-local (default: number of cores)")
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to try to reach a Dask scheduler (default: 10)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="with --claim: evaluate the claim at this parameter value instead of "
+                        "the profile's (repeatable; JSON values: 3, 0.5, true, [2, 1])")
     p.add_argument("--corpus", metavar="DIR",
                    help="train the Bao language models on a local WikiText-format corpus "
                         "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
@@ -371,11 +449,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+"""Write failures of the machine, not of attnverify: a full disk, a quota, a read-only mount."""
+
+
 def _is_user_error(exc: Exception) -> bool:
-    """UserError, or a damaged cache entry (without importing torch for ``predict``)."""
+    """UserError, a damaged cache entry (without importing torch for ``predict``), or a disk
+    that refuses writes (the store's writes are atomic, so nothing half-written is left)."""
     store = sys.modules.get("empirics.store")
-    return isinstance(exc, UserError) or (store is not None
-                                          and isinstance(exc, store.CorruptEntryError))
+    return (isinstance(exc, UserError)
+            or (isinstance(exc, OSError) and exc.errno in DISK_ERRORS)
+            or (store is not None and isinstance(exc, store.CorruptEntryError)))
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.errno in DISK_ERRORS:
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"cannot write{where}: {exc.strerror}; free some space or choose another --cache"
+    return str(exc)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -408,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not _is_user_error(exc):
             raise
-        print(f"attnverify: error: {exc}", file=sys.stderr)
+        print(f"attnverify: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from compare.claim import Assessment, Claim
 from compare.memo import rooted
-from empirics import LocalExecutor, RunResult, RunSpec
+from empirics import Executor, RunResult, RunSpec
 
 
 @dataclass
@@ -47,7 +47,7 @@ def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[
                         run_keys=[s.key() for s in specs], elapsed_s=elapsed)
 
 
-def evaluate(claim: Claim, profile: str, executor: LocalExecutor,
+def evaluate(claim: Claim, profile: str, executor: Executor,
              params: dict[str, Any] | None = None) -> ClaimOutcome:
     """Train (or read from the store) one claim's runs and assess them."""
     params = claim.params(profile) if params is None else params
@@ -57,13 +57,16 @@ def evaluate(claim: Claim, profile: str, executor: LocalExecutor,
         return _assess(claim, profile, params, specs, results)
 
 
-def evaluate_all(claims: Sequence[Claim], profile: str, executor: LocalExecutor,
-                 overrides: dict[str, Any] | None = None) -> list[ClaimOutcome]:
+def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
+                 overrides: dict[str, Any] | None = None,
+                 points: dict[str, dict[str, Any]] | None = None) -> list[ClaimOutcome]:
     """Evaluate ``claims`` at their ``profile`` defaults with one executor batch for all runs;
-    ``overrides`` replace the parameters a claim lists as ``overridable`` (others ignore them)."""
-    overrides = overrides or {}
+    ``overrides`` replace the parameters a claim lists as ``overridable`` (others ignore them);
+    ``points`` maps a claim id to parameters that replace its defaults (``verify --param``)."""
+    overrides, points = overrides or {}, points or {}
     plans = [(claim, claim.params(profile) | {k: v for k, v in overrides.items()
-                                              if k in claim.overridable})
+                                              if k in claim.overridable}
+              | points.get(claim.id, {}))
              for claim in claims]
     specs = {claim.id: claim.specs(params) for claim, params in plans}
     labels: dict[str, list[str]] = {}

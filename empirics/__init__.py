@@ -6,7 +6,7 @@ Never imports ``theory`` or ``compare`` (ARCHITECTURE.md, "Layout").
 from empirics.attention_lm import AttentionLM, AttentionLMConfig
 from empirics.config import Batch, ModelConfig, TaskConfig
 from empirics.copying import CooccurrenceEstimate, CopyTask, estimate_cooccurrence
-from empirics.executor import LocalExecutor
+from empirics.executor import Executor, ExecutorSetupError, LocalExecutor
 from empirics.free_attention import FreeAttentionToy, FreeAttentionToyConfig
 from empirics.optim import SGD, Adam, OptimizerConfig
 from empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk, symmetric_qk
@@ -33,6 +33,8 @@ __all__ = [
     "CopyingSeq2Seq",
     "CorruptEntryError",
     "EigenStats",
+    "Executor",
+    "ExecutorSetupError",
     "FreeAttentionToy",
     "FreeAttentionToyConfig",
     "LocalExecutor",

@@ -1,16 +1,21 @@
-"""The local executor: runs a list of RunSpecs through the store on a process pool.
+"""Executors: run a list of RunSpecs through the store (ARCHITECTURE.md, "Core objects").
 
-Cached runs are read back; missing runs are trained one per worker process with
+:class:`Executor` holds what every backend shares: cached runs are read back, the missing ones are
+computed longest first under one progress bar, and only they are computed (an interrupted sweep
+resumes where it stopped). A backend implements :meth:`Executor._compute`.
+
+:class:`LocalExecutor` trains the missing runs one per worker process with
 ``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops; ARCHITECTURE.md,
-"Performance conventions"). Workers publish their results to the store themselves, so a sweep that
-is interrupted keeps every finished run and a restart recomputes only what is missing. The
-in-process path uses one thread too, so both paths give identical arrays.
+"Performance conventions"). Its workers publish their results to the store themselves, so every
+finished run survives an interruption. The in-process path uses one thread too, so both paths
+give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
@@ -24,28 +29,29 @@ from empirics.store import RunStore
 from empirics.train import train
 
 
-def _init_worker() -> None:
+class ExecutorSetupError(Exception):
+    """An executor cannot start for a reason its user can fix (a missing optional dependency,
+    an unreachable scheduler, a malformed address): the CLI reports it in one line."""
+
+
+class CodeMismatchError(RuntimeError):
+    """A worker computed a different run key for a spec than this process: the ``empirics``
+    code differs between them (edited mid-sweep, or another version on a remote worker)."""
+
+
+def one_thread() -> None:
+    """Every worker trains with one torch thread: results equal the in-process path's."""
     torch.set_num_threads(1)
 
 
-def _train_and_store(spec_data: dict[str, Any], store_root: str) -> str:
-    spec = RunSpec.from_dict(spec_data)
-    RunStore(store_root).put(train(spec))
-    return spec.key()
+class Executor(ABC):
+    """Runs specs through ``store``: cached runs are read back, missing runs computed."""
 
-
-class LocalExecutor:
-    """Runs specs on up to ``workers`` processes (default: the number of cores)."""
-
-    def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
-        workers = workers if workers is not None else len(os.sched_getaffinity(0))
-        if workers < 1:
-            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+    def __init__(self, store: RunStore, progress: bool = True) -> None:
         self.store = store
-        self.workers = workers
         self.progress = progress
         self.computed: set[str] = set()
-        """Keys of the runs this executor trained (the rest came from the store)."""
+        """Keys of the runs this executor computed (the rest came from the store)."""
 
     def run(self, specs: Sequence[RunSpec], desc: str = "runs",
             labels: dict[str, str] | None = None) -> list[RunResult]:
@@ -53,7 +59,7 @@ class LocalExecutor:
 
         The progress bar advances by each run's estimated cost (so its time-left estimate holds
         although the longest runs go first) and names the run just finished: ``labels`` maps a
-        run key to what it is for (e.g. the claims that read it), else the spec's seed.
+        run key to what it is for (e.g. the claims that read it), else the spec's task kind.
         """
         labels = labels or {}
         unique = {spec.key(): spec for spec in specs}
@@ -63,25 +69,58 @@ class LocalExecutor:
                          key=RunSpec.cost_estimate, reverse=True)
         if missing:
             # disable=None: no bar when stderr is not a terminal (CI logs), unless progress=False
-            bar = _CostBar(missing, labels, desc, disable=None if self.progress else True)
-            with bar:
-                if self.workers == 1 or len(missing) == 1:
-                    for spec in missing:
-                        result = train(spec)
-                        self.store.put(result)
-                        found[spec.key()] = result
-                        bar.done(spec)
-                else:
-                    self._run_pool(missing, bar)
-                    for spec in missing:
-                        found[spec.key()] = self.store.get(spec.key())
+            with _CostBar(missing, labels, desc,
+                          disable=None if self.progress else True) as bar:
+                found.update(self._compute(missing, bar))
             self.computed.update(spec.key() for spec in missing)
         return [found[spec.key()] for spec in specs]  # type: ignore[misc]
+
+    @abstractmethod
+    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+        """Compute every spec of ``missing``, publish each to the store, call ``bar.done`` per
+        finished run, and return the results by key."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook: a pool per batch needs no close)
+        """Release the backend's resources (processes, connections)."""
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _train_and_store(spec_data: dict[str, Any], store_root: str) -> str:
+    spec = RunSpec.from_dict(spec_data)
+    RunStore(store_root).put(train(spec))
+    return spec.key()
+
+
+class LocalExecutor(Executor):
+    """Runs specs on up to ``workers`` processes (default: the number of cores)."""
+
+    def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
+        super().__init__(store, progress)
+        workers = workers if workers is not None else len(os.sched_getaffinity(0))
+        if workers < 1:
+            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        self.workers = workers
+
+    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+        if self.workers == 1 or len(missing) == 1:
+            results = {}
+            for spec in missing:
+                results[spec.key()] = result = train(spec)
+                self.store.put(result)
+                bar.done(spec)
+            return results
+        self._run_pool(missing, bar)
+        return {spec.key(): self.store.get(spec.key()) for spec in missing}  # type: ignore[misc]
 
     def _run_pool(self, missing: Sequence[RunSpec], bar: _CostBar) -> None:
         context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
         n_proc = min(self.workers, len(missing))
-        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=one_thread) as pool:
             futures = {pool.submit(_train_and_store, spec.to_dict(), str(self.store.root)): spec
                        for spec in missing}
             for future in as_completed(futures):
@@ -92,11 +131,13 @@ class LocalExecutor:
                     continue
                 for other in futures:
                     other.cancel()
+                if isinstance(error, OSError):  # e.g. a full disk: the store's own error
+                    raise error
                 if error is not None:
                     raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed: {error}"
                                        ) from error
-                raise RuntimeError("the empirics code changed while the sweep ran (a worker "
-                                   "computed a different run key); run again")
+                raise CodeMismatchError("the empirics code changed while the sweep ran (a "
+                                        "worker computed a different run key); run again")
 
 
 class _CostBar:

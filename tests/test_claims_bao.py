@@ -97,3 +97,17 @@ def test_training_claims_end_to_end_at_smoke(store):
         assert a.verdict in set(Verdict) and a.figures and a.n_seeds == 3
         assert len(outcome.run_keys) == 6
     assert len(executor.computed) == 6  # the second claim read the first claim's runs
+
+
+def test_a_run_diverging_with_locater_only_is_a_failed_seed():
+    params = LocaterEffect().params("smoke")
+    rng = np.random.default_rng(0)
+    n = params["seeds"]
+    noise = lambda: rng.normal(0, 0.001, n)  # noqa: E731
+    var, ent, loss = [1.0 + noise(), 0.1 + noise()], [0.5 + noise(), 0.6 + noise()], [
+        1.0 + noise(), 1.0 + noise()]
+    results = fake_lm_results(params, var, ent, loss)
+    assert LocaterEffect().assess(params, results).verdict is Verdict.CONFIRMED
+    results[n].status = "diverged"  # the first LocAteR seed; its baseline twin is fine
+    a = LocaterEffect().assess(params, results)
+    assert a.verdict is Verdict.REFUTED and "diverged with LocAteR only" in a.explanation

@@ -68,6 +68,17 @@ def test_accuracy_rules(claim_cls, accs, expected):
     assert claim.assess(params, results).verdict is expected
 
 
+def test_a_diverged_seed_is_a_failed_seed_for_sufficient_depth():
+    claim = SufficientDepthLearns()
+    params = {**claim.params("smoke"), "seeds": 3}
+    results = [fake(s, [0.0, 0.5, 1.0]) for s in claim.specs(params)]
+    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    results[1].status = "diverged"
+    a = claim.assess(params, results)
+    assert a.details["query_acc"] == [1.0, 0.0, 1.0] and a.n_seeds == 3
+    assert a.verdict is not Verdict.CONFIRMED and "counted as failed seeds" in a.explanation
+
+
 @pytest.mark.parametrize(("ic", "query_only", "expected"), [
     ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED),
     ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.REFUTED),

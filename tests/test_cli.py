@@ -19,51 +19,6 @@ def run(capsys, *argv):
     return code, out, err
 
 
-@pytest.mark.parametrize(("argv", "fragment"), [
-    (["verify", "--claim", "snell.nope"], "unknown claim 'snell.nope'; accepted: snell."),
-    (["verify", "--paper", "hinton"], "unknown paper 'hinton'; accepted: snell, musat, bao"),
-    (["verify", "--profile", "huge"], "unknown profile 'huge'; accepted: smoke, quick, full"),
-    (["verify", "--executor", "dask://nowhere"], "unknown executor"),
-    (["verify", "--workers", "0"], "--workers must be an integer >= 1"),
-    (["verify", "--workers", "two"], "invalid int value: 'two'"),
-    (["predict", "snell.nope"], "unknown quantity 'snell.nope'; accepted: snell.kappa"),
-    (["predict", "snell.kappa", "--V", "30", "--L", "40"], "L must be <= V"),
-    (["predict", "snell.kappa", "--V", "-3", "--L", "2"], "V (vocabulary size) must be"),
-    (["predict", "snell.kappa", "--V", "abc", "--L", "2"], "V (vocabulary size) must be"),
-    (["predict", "snell.kappa", "--V", "30"], "missing parameter(s) L"),
-    (["predict", "snell.kappa", "--V", "30", "--L", "3", "--W", "1"], "unknown parameter(s) W"),
-    (["predict", "snell.kappa", "--V"], "parameter --V has no value"),
-    (["predict", "snell.kappa", "60"], "expected --PARAM VALUE"),
-    (["runs", "show", "0" * 24], f"no run '{'0' * 24}'"),
-    (["runs", "rm", "0" * 24], f"no run '{'0' * 24}'"),
-    (["runs", "rm", ".."], "malformed run key '..'"),
-    (["runs", "rm", ""], "malformed run key ''"),
-    (["runs", "show", "deadbeef"], "malformed run key 'deadbeef'"),
-    (["predict", "snell.kappa", "--V", "60", "--c", "40"], "unknown parameter(s) c"),
-    (["frobnicate"], "invalid choice: 'frobnicate'"),
-    (["predict", "bao.rho", "--d", "64", "--T", "128", "--eig-mean", "0.1", "--eig-std", "-1"],
-     "eig_std must be >= 0"),
-    (["predict", "bao.rho", "--d", "0", "--T", "128", "--eig-mean", "0.1", "--eig-std", "1"],
-     "d must be an integer >= 1"),
-    (["predict", "bao.regime", "--d", "8", "--T", "1", "--eig-mean", "0", "--eig-std", "1"],
-     "T must be an integer >= 2"),
-    (["predict", "bao.rho", "--d", "8", "--T", "8", "--eig-mean", "x", "--eig-std", "1"],
-     "eig_mean must be a finite number"),
-    (["predict", "bao.rho", "--d", "8", "--T", "8", "--eig-mean", "nan", "--eig-std", "1"],
-     "eig_mean must be a finite number"),
-    (["verify", "--paper", "bao", "--corpus", "/nonexistent/corpus"], "--corpus"),
-    (["verify", "--bogus"], "unrecognized arguments: --bogus"),
-])
-def test_user_errors_exit_2_with_one_line(capsys, tmp_path, argv, fragment):
-    cache, out_dir = tmp_path / "c", tmp_path / "report"
-    extra = ["--cache", str(cache)] + (["--out", str(out_dir)] if argv[0] == "verify" else [])
-    code, out, err = run(capsys, *argv, *extra)
-    assert code == 2
-    assert out == ""
-    assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
-    assert not cache.exists() and not out_dir.exists()
-
-
 def test_real_process_exit_code_and_stderr(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "compare.cli", "verify", "--claim", "x.y",
                            "--cache", str(tmp_path / "c")], capture_output=True, text=True)

@@ -55,3 +55,21 @@ def test_sigkill_mid_sweep_then_resume_equals_uninterrupted(tmp_path):
     assert second.returncode == 0
     assert err.count("(not in cache)") == total - done_before  # only the missing runs
     assert comparable(tmp_path / "resumed") == comparable(tmp_path / "ref")
+
+
+def test_two_verify_processes_on_one_cache_corrupt_and_duplicate_nothing(tmp_path):
+    from empirics import RunStore
+
+    cache = tmp_path / "cache"
+    both = [verify(cache, tmp_path / f"report{i}") for i in range(2)]
+    errs = [proc.communicate(timeout=600)[1] for proc in both]
+    assert [proc.returncode for proc in both] == [0, 0], errs
+    assert comparable(tmp_path / "report0") == comparable(tmp_path / "report1")
+    store = RunStore(cache)
+    keys = list(store.keys())
+    run_keys = {k for c in json.loads((tmp_path / "report0" / "report.json").read_text())[
+        "claims"] for k in c["run_keys"]}
+    assert sorted(keys) == sorted(run_keys)  # one entry per run, none missing or extra
+    assert all(store.get(key) is not None for key in keys)  # every entry reads back intact
+    leftovers = list((cache / "tmp").iterdir()) if (cache / "tmp").exists() else []
+    assert leftovers == [] and not (cache / "corrupt").exists()

@@ -142,3 +142,34 @@ def test_store_default_location_honours_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("ATTNVERIFY_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert RunStore().root == tmp_path / "xdg" / "attnverify"
+
+
+class _Payload:
+    """Unpickling this would create a file: the store must never get that far."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_pickled_payload_with_a_valid_checksum_is_never_executed(store, tmp_path):
+    import hashlib
+    import io
+
+    import numpy as np
+
+    result = train(tiny_spec())
+    entry = store.put(result)
+    marker = tmp_path / "executed"
+    buffer = io.BytesIO()
+    np.savez(buffer, **result.arrays(), **{"final/evil": np.array([_Payload(str(marker))],
+                                                                   dtype=object)})
+    (entry / "arrays.npz").write_bytes(buffer.getvalue())
+    meta = json.loads((entry / "meta.json").read_text())
+    meta["arrays_sha256"] = hashlib.sha256(buffer.getvalue()).hexdigest()  # a forged entry
+    (entry / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptEntryError, match="unreadable content"):
+        store.get(result.key)
+    assert not marker.exists()

@@ -114,7 +114,10 @@ class LocaterEffect(_LMClaim):
             pairs = [(b, r) for b, r in zip(base, runs, strict=True)
                      if not (b.diverged or r.diverged)]
             row: dict[str, Any] = {"pairs": len(pairs),
-                                   "diverged": sum(r.diverged for r in runs)}
+                                   "diverged": sum(r.diverged for r in runs),
+                                   "diverged_alone": sum(r.diverged and not b.diverged
+                                                         for b, r in zip(base, runs,
+                                                                         strict=True))}
             for name in ("eig_var", "attn_entropy_norm", "loss", "eig_mean", "rank_res_ratio"):
                 if not all(name in run.metrics for pair in pairs for run in pair):
                     continue  # the reported extras of older or constructed results
@@ -165,7 +168,11 @@ class LocaterEffect(_LMClaim):
         checks = {"variance falls": var_ci[1] < 0, "entropy rises": ent_ci[0] > 0,
                   "loss not worse": loss_ci[1] < margin}
         against = {"variance rises": var_ci[0] > 0, "entropy falls": ent_ci[1] < 0,
-                   "loss worse": loss_ci[0] > margin}
+                   "loss worse": loss_ci[0] > margin,
+                   # a run that diverged with LocAteR where its unregularised twin did not is a
+                   # failed seed: its validation loss is worse, whatever the other pairs say
+                   f"{row.get('diverged_alone', 0)} run(s) diverged with LocAteR only":
+                       row.get("diverged_alone", 0) > 0}
         if any(against.values()):
             return Verdict.REFUTED, "significantly the other way: " + ", ".join(
                 k for k, v in against.items() if v)

@@ -44,6 +44,9 @@ class DepthBoundClosedForm(Claim):
     }
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        for name in ("d_sets", "d_intervals"):  # an empty range would confirm vacuously
+            if not (isinstance(params[name], int) and params[name] >= 1):
+                raise ValueError(f"{name} must be an integer >= 1; got {params[name]!r}")
         found = memo("musat_game", {k: params[k] for k in ("d_sets", "d_intervals")},
                      (bounds_module, information_flow, sys.modules[__name__]),
                      lambda: self._mismatches(params))

@@ -155,9 +155,9 @@ class ShallowModelsFail(_RetrievalClaim):
 class SufficientDepthLearns(_RetrievalClaim):
     """``musat.sufficient_depth_learns``: with the refined bound + 1 layers (a separate query
     token needs the refined bound, and the bound is only necessary: pitfalls b, c of §9.2) and
-    IC, the query is learned (accuracy >= 0.9). Per-seed final accuracies, 95% t-interval:
-    confirmed when the mean is >= 0.9 and the lower end above chance + 0.1; refuted when the
-    upper end is below 0.9; inconclusive otherwise."""
+    IC, the query is learned (accuracy >= 0.9). Per-seed final accuracies (a diverged seed is a
+    failed seed: accuracy 0), 95% t-interval: confirmed when the mean is >= 0.9 and the lower
+    end above chance + 0.1; refuted when the upper end is below 0.9; inconclusive otherwise."""
 
     id = "musat.sufficient_depth_learns"
     statement = ("With enough layers (refined bound + 1, for the separate query token) and the "
@@ -165,7 +165,9 @@ class SufficientDepthLearns(_RetrievalClaim):
     cells = (("deep", True),)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        accs, diverged = finished([final_query(r) for r in results])
+        # a diverged seed did not learn the query: it counts as a failed seed (accuracy 0)
+        accs = [0.0 if r.diverged else final_query(r) for r in results]
+        diverged = sum(r.diverged for r in results)
         lo, hi = mean_ci(accs) if len(accs) >= 2 else (float("nan"), float("nan"))
         mean = float(np.mean(accs)) if accs else float("nan")
         floor = 1 / params["K"] + CHANCE_MARGIN
@@ -178,7 +180,8 @@ class SufficientDepthLearns(_RetrievalClaim):
                f"(95% CI {lo:.3f}-{hi:.3f}) after {params['steps']} steps")
         if verdict is Verdict.REFUTED:
             why += "; not learned within this step budget (the paper trains 24k steps at batch 128)"
-        why += _diverged_note(diverged)
+        if diverged:
+            why += f"; {diverged} diverged run(s) counted as failed seeds (accuracy 0)"
         return Assessment(
             verdict=verdict, theory=f">= {LEARNED}",
             empirical={"value": mean, "ci": _reported((lo, hi), 0, 1), "confidence": 0.95,

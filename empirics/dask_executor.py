@@ -1,0 +1,130 @@
+"""The Dask distributed executor: the same sweep on a cluster (issue 8).
+
+``dask://HOST:PORT`` connects to a running Dask scheduler; ``dask-local`` starts a
+``LocalCluster`` (real scheduler and worker processes on loopback) to try it out. Workers only
+compute: a run's spec travels as its JSON dict, the worker trains it with one torch thread and
+sends back the result's metadata and arrays; this client alone writes the run store (one writer),
+after checking that the worker computed the same run key (the same ``empirics`` code). A worker
+that dies mid-run is replaced by the scheduler, which reruns its tasks elsewhere
+(``distributed.scheduler.allowed-failures`` times). Runs are seeded from their spec alone, so the
+arrays equal the local executor's bit for bit.
+
+``distributed`` is an optional dependency (``pip install 'attnverify[dask]'``): it is imported
+only when a Dask executor is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from empirics.executor import CodeMismatchError, Executor, ExecutorSetupError, _CostBar, one_thread
+from empirics.result import RunResult
+from empirics.spec import RunSpec
+from empirics.store import RunStore
+from empirics.train import train
+
+INSTALL_HINT = "pip install 'attnverify[dask]' (or: pip install 'dask[distributed]')"
+_ADDRESS = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]+)")
+
+
+def scheduler_address(text: str) -> str:
+    """``dask://HOST:PORT`` -> ``tcp://HOST:PORT``; ExecutorSetupError naming the accepted form
+    otherwise."""
+    match = _ADDRESS.fullmatch(text)
+    if match is None or not 1 <= int(match["port"]) <= 65535:
+        raise ExecutorSetupError(f"malformed Dask address {text!r}; accepted: dask://HOST:PORT "
+                                 f"with a port in 1..65535, or dask-local")
+    return f"tcp://{match['host']}:{int(match['port'])}"
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise ExecutorSetupError(f"the Dask executor needs the optional dependency "
+                                 f"'distributed': {INSTALL_HINT}") from None
+    return distributed
+
+
+def train_remote(spec_data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The task a worker runs: train one spec (one torch thread), return metadata and arrays."""
+    one_thread()
+    result = train(RunSpec.from_dict(spec_data))
+    return result.metadata(), result.arrays()
+
+
+class DaskExecutor(Executor):
+    """Runs the missing specs as Dask tasks; the client publishes each result to the store.
+
+    ``address`` is ``dask://HOST:PORT`` or ``dask-local`` (then ``workers`` worker processes,
+    default: the number of cores, each with one thread, on 127.0.0.1).
+    """
+
+    def __init__(self, store: RunStore, address: str, workers: int | None = None,
+                 progress: bool = True, connect_timeout: float = 10.0) -> None:
+        super().__init__(store, progress)
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        local = address == "dask-local"
+        target = None if local else scheduler_address(address)  # before importing: fast errors
+        distributed = _import_distributed()
+        self.cluster = None
+        if local:
+            import os
+
+            # a sweep is one thread per worker; the dashboard would need bokeh and a port
+            self.cluster = distributed.LocalCluster(
+                n_workers=workers or len(os.sched_getaffinity(0)), threads_per_worker=1,
+                processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                silence_logs=logging.ERROR)
+            target = self.cluster.scheduler_address
+        try:
+            self.client = distributed.Client(target, timeout=f"{connect_timeout}s",
+                                             set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise ExecutorSetupError(f"cannot reach the Dask scheduler at {address} "
+                                     f"({target}) within {connect_timeout:g} s: {exc}") from None
+        self.address = target
+
+    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+        from distributed import as_completed
+
+        futures = {self.client.submit(train_remote, spec.to_dict(), key=f"attnverify-{spec.key()}",
+                                      pure=False): spec
+                   for spec in missing}
+        results: dict[str, RunResult] = {}
+        try:
+            for future in as_completed(futures, loop=self.client.loop):
+                spec = futures[future]
+                if future.status != "finished":
+                    error = future.exception()
+                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed on the Dask "
+                                       f"cluster: {type(error).__name__}: {error}") from error
+                metadata, arrays = future.result()
+                if metadata.get("key") != spec.key():
+                    raise CodeMismatchError(
+                        f"a Dask worker computed run key {metadata.get('key')} for {spec.key()}: "
+                        f"its attnverify code differs from this client's; install the same "
+                        f"version on the workers")
+                result = RunResult.from_parts(metadata, arrays)
+                self.store.put(result)  # the client is the store's only writer
+                results[spec.key()] = result
+                bar.done(spec)
+                future.release()
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+        return results
+
+    def close(self) -> None:
+        client = getattr(self, "client", None)
+        if client is not None:
+            client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
