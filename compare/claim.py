@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from compare.space import Dimension
 from empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
@@ -62,6 +63,14 @@ class Claim(ABC):
     """The paper's own configuration in words; empty when the claim has no scale (pure theory)."""
     full_is_paper_scale: ClassVar[bool] = True
     """False when even ``full`` stays below the paper (unknown or unaffordable settings)."""
+    space: ClassVar[dict[str, Dimension]] = {}
+    """Where ``attnverify falsify`` may evaluate the claim (:mod:`compare.space`); empty: the
+    claim has no searchable parameters."""
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        """The claim parameters (as ``verify --param`` takes them) that a point of ``space``
+        sets; the others keep the profile's values. Default: the same names."""
+        return dict(point)
 
     def params(self, profile: str) -> dict[str, Any]:
         if profile not in self.defaults:

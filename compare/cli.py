@@ -3,6 +3,7 @@
     attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
                       [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]
     attnverify predict PAPER.QUANTITY --param value ...
+    attnverify falsify CLAIM [--budget N] [--profile P] [--max-cost SECONDS] [--seed S] [--out DIR]
     attnverify figures [--profile P] [--out DIR]
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
     attnverify claims [--json]
@@ -126,8 +127,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                 raise
             # the claim's own computation rejected a --param value (e.g. D = 0)
             raise UserError(f"--param: {exc}") from None
+    from compare.falsify import load_saved
+
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
-                    outcomes=outcomes)
+                    outcomes=outcomes,
+                    boundaries=load_saved(store.root, [c.id for c in claims]))
     paths = report.write(out)
 
     width = max(len(o.claim.id) for o in outcomes)
@@ -198,6 +202,50 @@ def _executor(args: argparse.Namespace, store):
                             progress=not args.quiet, connect_timeout=args.connect_timeout)
     except ExecutorSetupError as exc:
         raise UserError(str(exc)) from None
+
+
+# -- falsify --------------------------------------------------------------------------------
+def _cmd_falsify(args: argparse.Namespace) -> int:
+    from compare.claim import PROFILES
+    from compare.registry import select
+
+    if args.profile not in PROFILES:
+        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    if args.budget < 1:
+        raise UserError(f"--budget must be an integer >= 1; got {args.budget}")
+    if args.max_cost is not None and args.max_cost <= 0:
+        raise UserError(f"--max-cost must be a number of seconds > 0; got {args.max_cost:g}")
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+    try:
+        (claim,) = select(None, args.claim)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if not claim.space:
+        searchable = [c.id for c in select() if c.space]
+        raise UserError(f"claim {claim.id} declares no parameter space to search; claims that "
+                        f"do: {', '.join(searchable)}")
+    out = Path(args.out)
+    _check_output_dir(out, "--out")
+    store = _store(args)
+    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
+
+    from compare import falsify
+    from empirics import LocalExecutor
+
+    log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
+    executor = LocalExecutor(store, workers=args.workers, progress=not args.quiet)
+    result = falsify.falsify(claim, args.profile, executor, budget=args.budget, seed=args.seed,
+                             max_cost=args.max_cost, log=log)
+    path = out / f"falsify-{claim.id}.json"
+    falsify.save(result, path, falsify.result_path(store.root, claim.id, args.profile))
+    print(f"{claim.id} (profile {args.profile}, seed {args.seed}, budget {args.budget}): "
+          f"{'COUNTEREXAMPLE' if result.found else 'none found'}")
+    print(result.summary())
+    if result.found:
+        print(f"reproduce: {result.reproduce()}")
+    print(f"wrote {path.resolve()} (shown in the next 'verify' report)")
+    return 0
 
 
 # -- predict --------------------------------------------------------------------------------
@@ -302,6 +350,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
             "profiles": {p: jsonable(c.params(p)) for p in PROFILES},
             "paper_scale": c.paper_scale or None,
             "overridable": list(c.overridable),
+            "space": {name: dim.describe() for name, dim in c.space.items()},
             "trains": bool(c.specs(c.params("smoke"))),
         } for c in claims], indent=2))
         return 0
@@ -410,6 +459,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="train the Bao language models on a local WikiText-format corpus "
                         "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
 
+    p = sub.add_parser("falsify", parents=[common],
+                       help="search a claim's parameter space for a point where it is refuted")
+    p.add_argument("claim", help="claim id (claims with a space: 'attnverify claims --json')")
+    p.add_argument("--budget", type=int, default=20,
+                   help="distinct points to evaluate at most (default: 20)")
+    p.add_argument("--profile", default="smoke",
+                   help="the profile that fixes the parameters not searched (default: smoke)")
+    p.add_argument("--max-cost", type=float, metavar="SECONDS",
+                   help="stop evaluating new points after this many seconds")
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    p.add_argument("--out", default="attnverify-falsify", help="result directory")
+    p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
+
     p = sub.add_parser("predict", parents=[common],
                        help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")
     p.add_argument("quantity", help="PAPER.QUANTITY, e.g. snell.kappa")
@@ -485,6 +547,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_predict(args, extra)
         if args.command == "claims":
             return _cmd_claims(args)
+        if args.command == "falsify":
+            return _cmd_falsify(args)
         if args.command == "figures":
             return _cmd_figures(args)
         if args.command == "bench":

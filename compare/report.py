@@ -13,7 +13,7 @@ import json
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,9 @@ class Report:
     versions: dict[str, str]
     machine: dict[str, Any]
     outcomes: list[ClaimOutcome]
+    boundaries: list[dict[str, Any]] = field(default_factory=list)
+    """Saved ``attnverify falsify`` results of the reported claims (``FalsifyResult.to_dict``),
+    shown as the "boundary of validity" section."""
 
     def counts(self) -> Counter:
         return Counter(str(o.assessment.verdict) for o in self.outcomes)
@@ -112,7 +115,8 @@ class Report:
                 figure_png.setdefault(o.claim.id, []).append((rel, (out / rel).read_bytes()))
         records = self.claim_records(figure_paths)
         doc = {"profile": self.profile, "versions": self.versions, "machine": self.machine,
-               "summary": dict(self.counts()), "claims": records}
+               "summary": dict(self.counts()), "claims": records,
+               "boundaries": self.boundaries}
         paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
         _atomic_write(paths["json"], json.dumps(jsonable(doc), indent=2, allow_nan=False))
         _atomic_write(paths["md"], self.markdown(records))
@@ -140,6 +144,7 @@ class Report:
                          f"**{r['verdict']}** | {cell(fmt(r['theory']))} | "
                          f"{cell(measured_text(r['empirical']))} | "
                          f"{cell(tolerance_text(r['tolerance']))} |")
+        lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
                       f"**Verdict: {r['verdict']}.** {r['explanation']}", ""]
@@ -152,6 +157,34 @@ class Report:
                       f"- Run keys: {', '.join(f'`{k}`' for k in r['run_keys']) or 'none'}", ""]
             lines += [f"![{r['id']}]({p})" for p in r["figures"]]
         return "\n".join(lines) + "\n"
+
+    def _boundary_markdown(self) -> list[str]:
+        if not self.boundaries:
+            return []
+        lines = ["", "## Boundary of validity", "",
+                 "Where `attnverify falsify` searched each claim's parameter space for a point "
+                 "at which it is refuted (the other parameters at the search's profile).", "",
+                 "| claim | search | result | reproduce |", "|---|---|---|---|"]
+        for b in self.boundaries:
+            lines.append(f"| `{b['claim_id']}` | {_search_text(b)} | "
+                         f"{b['summary'].replace('|', chr(92) + '|')} | "
+                         + (f"`{b['reproduce']}`" if b.get("reproduce") else "—") + " |")
+        return lines
+
+    def _boundary_html(self) -> str:
+        if not self.boundaries:
+            return ""
+        e = html.escape
+        rows = "".join(
+            f"<tr><td><code>{e(b['claim_id'])}</code></td><td>{e(_search_text(b))}</td>"
+            f"<td>{'<b>refuted</b> ' if b['found'] else ''}{e(b['summary'])}</td>"
+            f"<td>{'<code>' + e(b['reproduce']) + '</code>' if b.get('reproduce') else '—'}"
+            f"</td></tr>" for b in self.boundaries)
+        return ("<section id='boundaries'><h2>Boundary of validity</h2><p>Where "
+                "<code>attnverify falsify</code> searched each claim's parameter space for a "
+                "point at which it is refuted (the other parameters at the search's profile)."
+                "</p><table><thead><tr><th>claim</th><th>search</th><th>result</th>"
+                f"<th>reproduce</th></tr></thead><tbody>{rows}</tbody></table></section>")
 
     def html(self, records: list[dict[str, Any]],
              figure_png: dict[str, list[tuple[str, bytes]]]) -> str:
@@ -199,9 +232,18 @@ section {{ margin-top: 2.5rem; }}
 <ul>{header}</ul>
 <table id="verdicts"><thead><tr><th>claim</th><th>paper</th><th>verdict</th><th>theory</th>
 <th>measured [95% CI]</th><th>tolerance</th></tr></thead><tbody>{rows}</tbody></table>
+{self._boundary_html()}
 {''.join(sections)}
 </body></html>
 """
+
+
+def _search_text(boundary: dict[str, Any]) -> str:
+    text = (f"profile {boundary['profile']}, seed {boundary['seed']}, "
+            f"{len(boundary['evaluated'])} of at most {boundary['budget']} points")
+    if boundary.get("max_cost"):
+        text += f", at most {boundary['max_cost']:g} s"
+    return text
 
 
 def _seeds_text(record: dict[str, Any]) -> str:

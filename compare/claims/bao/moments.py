@@ -20,6 +20,7 @@ from compare.claims.bao.common import (
     z_bound,
 )
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from compare.stats import max_abs_z
 from empirics import RunResult
 
@@ -121,6 +122,20 @@ class PropagationProbability(Claim):
     statement = ("rho_t = P(0 < z~_t < 1) from the Gaussian approximation matches Monte Carlo "
                  "within the approximation's accuracy (0.06 for d >= 32, 0.12 for d < 32).")
     _cases = ((0.0, 0.1), (0.1, 0.02), (0.1, 0.3), (-0.2, 0.5), (0.3, 1.0))
+    space: ClassVar[dict[str, Dimension]] = {
+        # the paper's regime (large d) first: the shrunk counterexample is the largest width at
+        # which the Gaussian approximation misses the Monte Carlo by more than its tolerance
+        "d": Dimension("width d of the query-key matrix", values=(128, 64, 48, 32, 24, 16, 12,
+                                                                   8, 6, 4, 3, 2)),
+        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
+                              values=(0.1, 0.0, -0.1, 0.2, 0.3)),
+        "eig_std": Dimension("standard deviation s of the W_QK eigenspectrum",
+                             values=(0.02, 0.1, 0.3, 0.5, 1.0)),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"dims": (point["d"],), "cases": ((point["eig_mean"], point["eig_std"]),)}
+
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dims": (16, 64), "T": 64, "cases": _cases[:3], **MONTE_CARLO["smoke"]},
         "quick": {"dims": (8, 16, 32, 64, 128), "T": 128, "cases": _cases,

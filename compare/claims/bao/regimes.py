@@ -26,6 +26,7 @@ from compare.claims.bao.common import (
 )
 from compare.memo import memo
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from compare.stats import bonferroni_z, mean_and_se, normal_ci
 from empirics import RunResult, rank_collapse
 
@@ -177,6 +178,18 @@ class SmallVarianceLocalizes(Claim):
         p: {"T": 128, "cases": LOCALIZED_CASES, **MONTE_CARLO[p]}
         for p in ("smoke", "quick", "full")
     }
+    space: ClassVar[dict[str, Dimension]] = {
+        # the paper's regime first (wide, mean 0.1, zero variance): the shrunk counterexample
+        # is the nearest point to it at which the window is not sharp
+        "d": Dimension("width d of the query-key matrix", values=(128, 64, 32, 16, 8, 4)),
+        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
+                              values=(0.1, -0.1, 0.05, 0.2, 0.3, 0.02, 0.01)),
+        "eig_std": Dimension("standard deviation s of the W_QK eigenspectrum",
+                             values=(0.0, 0.005, 0.01, 0.02, 0.03, 0.05)),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"cases": ((point["d"], point["eig_mean"], point["eig_std"]),)}
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         T = params["T"]

@@ -17,6 +17,7 @@ from scipy import stats
 
 from compare.claim import Assessment, Claim, Verdict
 from compare.plotting import PALETTE, new_figure, seed_band
+from compare.space import Dimension
 from compare.stats import mean_ci
 from empirics import (
     Adam,
@@ -103,6 +104,15 @@ class LocaterEffect(_LMClaim):
     id = "bao.locater_effect"
     statement = ("Training with LocAteR lowers eigen-variance, raises attention entropy and does "
                  "not worsen validation loss (paired over seeds, with CIs).")
+    space: ClassVar[dict[str, Dimension]] = {
+        # weakest first: the shrunk counterexample is the smallest coefficient at which LocAteR
+        # no longer helps without cost (the claim decides at the one coefficient searched)
+        "locater": Dimension("LocAteR coefficient lambda (against lambda = 0, paired seeds)",
+                             values=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"lambdas": (0.0, point["locater"])}
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         groups = by_lambda(params, results)

@@ -13,6 +13,7 @@ import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.memo import memo
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from empirics import RunResult
 from theory.musat import bounds as bounds_module
 from theory.musat import construction, information_flow
@@ -37,6 +38,12 @@ class DepthBoundClosedForm(Claim):
     paper = "musat"
     statement = ("The closed form t >= log_3(2D) equals the information-flow simulator of "
                  "Assumption 1 for every D tested.")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d_sets": Dimension("largest chain depth D played on sets of positions", low=1,
+                            high=120),
+        "d_intervals": Dimension("largest chain depth D played on intervals", low=1,
+                                 high=5_000),  # the game on intervals is quadratic in D
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"d_sets": 20, "d_intervals": 500},
         "quick": {"d_sets": 60, "d_intervals": 3_000},

@@ -26,6 +26,7 @@ from compare.claims.snell.common import (
     success_steps,
 )
 from compare.plotting import PALETTE, new_figure, seed_band
+from compare.space import Dimension
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
 
@@ -125,6 +126,12 @@ class PermutationIsHard(Claim):
                  "more slowly than subset copying (40 of 60 in the paper).")
     paper_scale = PAPER_COPYING
     defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
+    space: ClassVar[dict[str, Dimension]] = {
+        # shortest first (cheapest): the shrunk counterexample is the smallest sequence length
+        # at which permutations are significantly easier than subsets (pitfall: EOS attention)
+        "L": Dimension("sequence length L (permutations of L tokens; subsets of L of subset_V)",
+                       low=4, high=16),
+    }
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return ([copy_spec(params, "permutation", params["L"], s) for s in range(params["seeds"])]

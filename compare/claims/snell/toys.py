@@ -13,6 +13,7 @@ import numpy as np
 import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from empirics import (
     SGD,
     CopyTask,
@@ -49,6 +50,12 @@ class ToyClassifierClosedForm(Claim):
     statement = ("Gradient descent on the toy classifier (loss p(beta_0 - beta_1)) matches the "
                  "sympy solution of its gradient flow; attention moves only after the unigram "
                  "weights separate, and moves the wrong way first from an adversarial start.")
+    space: ClassVar[dict[str, Dimension]] = {
+        # smallest step first: the shrunk counterexample is the smallest step at which the
+        # first-order (Euler) analysis behind the tolerance stops holding
+        "lr": Dimension("gradient-descent step h (the Euler step of the flow, §4.2)",
+                        values=(1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"lr": 2e-3, "tau_max": {"uniform": 1.0, "adversarial": 0.5}},
         "quick": {"lr": 1e-3, "tau_max": {"uniform": 2.0, "adversarial": 1.0}},

@@ -1,0 +1,213 @@
+"""Falsification search (issue 9): where in its parameter space does a claim stop holding?
+
+``falsify`` runs ``hypothesis.find`` over the claim's :attr:`~compare.claim.Claim.space` for a
+point whose verdict is ``refuted`` and shrinks it toward the front of every dimension (the
+smallest, cheapest configuration, or the one nearest the paper's regime: each claim's space says
+which). Every point is evaluated exactly as ``verify`` evaluates one (its runs through the run
+store, its Monte Carlo through the memo cache). The search is seeded (``seed``): the same seed
+proposes the same points, so a repeated or interrupted search replays them from the cache and
+computes only what is missing. Hypothesis' example database is therefore switched off: nothing is
+written outside the cache directory. The search is bounded twice: ``budget`` distinct points at
+most, and ``max_cost`` seconds of evaluation at most (a point not evaluated for lack of budget
+counts as not refuted, and the result says that the search was cut).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis.errors import NoSuchExample
+
+from compare.claim import Claim, Verdict
+from compare.report import jsonable
+from compare.space import covered, space_strategy
+from compare.verify import evaluate
+from empirics import Executor
+
+
+@dataclass
+class EvaluatedPoint:
+    """One point of the search and what the claim concluded there."""
+
+    point: dict[str, Any]
+    params: dict[str, Any]
+    """The claim parameters the point sets (``verify --param``)."""
+    verdict: str
+    value: Any
+    explanation: str
+    elapsed_s: float
+    run_keys: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FalsifyResult:
+    claim_id: str
+    profile: str
+    seed: int
+    budget: int
+    max_cost: float | None
+    space: dict[str, Any]
+    evaluated: list[EvaluatedPoint]
+    counterexample: EvaluatedPoint | None
+    cut: str | None
+    """Why the search stopped early ('budget', 'max-cost'), None when hypothesis finished."""
+    elapsed_s: float
+    region: dict[str, Any] = field(default_factory=dict)
+    """Per dimension, the smallest and largest value evaluated."""
+
+    @property
+    def found(self) -> bool:
+        return self.counterexample is not None
+
+    def still_holds(self) -> dict[str, Any]:
+        """Per dimension, the evaluated value nearest the counterexample, toward the front of
+        the dimension's order, at which the claim was not refuted (all other dimensions equal
+        to the counterexample's): the other side of the boundary, as far as it was seen."""
+        if self.counterexample is None:
+            return {}
+        c = self.counterexample.point
+        out = {}
+        for name, dim in self.space.items():
+            order = dim.get("values")
+            rank = order.index if order else (lambda v: v)
+            holds = [p.point[name] for p in self.evaluated
+                     if p.verdict != Verdict.REFUTED
+                     and all(p.point[k] == c[k] for k in c if k != name)
+                     and rank(p.point[name]) < rank(c[name])]
+            if holds:
+                out[name] = max(holds, key=rank)
+        return out
+
+    def reproduce(self) -> str | None:
+        """The ``verify`` command that evaluates the claim at the counterexample."""
+        if self.counterexample is None:
+            return None
+        words = ["attnverify", "verify", "--claim", self.claim_id, "--profile", self.profile]
+        for name, value in self.counterexample.params.items():
+            words += ["--param", f"{name}={json.dumps(jsonable(value))}"]
+        return shlex.join(words)
+
+    def summary(self) -> str:
+        """One paragraph: the counterexample, or none within the stated budget and region."""
+        region = ", ".join(f"{k} in [{v[0]}, {v[1]}]" for k, v in self.region.items())
+        n = len(self.evaluated)
+        if self.counterexample is not None:
+            c = self.counterexample
+            point = ", ".join(f"{k} = {c.point[k]}" for k in self.space)
+            text = (f"refuted at {point} (the smallest counterexample after shrinking, of {n} "
+                    f"points evaluated)")
+            if holds := self.still_holds():
+                text += "; not refuted at the nearest point evaluated before it: " + ", ".join(
+                    f"{k} = {v}" for k, v in holds.items())
+            text += f". At the counterexample: {c.explanation}"
+        else:
+            text = (f"no counterexample within the budget: {n} points evaluated "
+                    f"(region covered: {region or 'none'})")
+        if self.cut:
+            text += f"; the search was cut by its {self.cut} limit"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(found=self.found, reproduce=self.reproduce(), still_holds=self.still_holds(),
+                    summary=self.summary())
+        return jsonable(data)
+
+
+def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, seed: int = 0,
+            max_cost: float | None = None,
+            log: Callable[[str], None] = lambda _: None) -> FalsifyResult:
+    """Search ``claim.space`` for a refuted point (see the module docstring)."""
+    if not claim.space:
+        raise ValueError(f"claim {claim.id} declares no parameter space to search; claims that "
+                         f"do: see 'attnverify claims --json' (\"space\")")
+    if budget < 1:
+        raise ValueError(f"budget must be an integer >= 1; got {budget}")
+    if max_cost is not None and max_cost <= 0:
+        raise ValueError(f"max-cost must be a number of seconds > 0; got {max_cost}")
+    start = time.monotonic()
+    seen: dict[str, EvaluatedPoint] = {}
+    cut: list[str] = []
+
+    def evaluate_point(point: dict[str, Any]) -> EvaluatedPoint | None:
+        key = json.dumps(jsonable(point), sort_keys=True)
+        if key in seen:
+            return seen[key]
+        if len(seen) >= budget:
+            cut[:] = ["budget"]
+            return None
+        if max_cost is not None and time.monotonic() - start > max_cost:
+            cut[:] = ["max-cost"]
+            return None
+        overrides = claim.point_params(point)
+        outcome = evaluate(claim, profile, executor, claim.params(profile) | overrides)
+        a = outcome.assessment
+        seen[key] = done = EvaluatedPoint(
+            point=point, params=overrides, verdict=str(a.verdict),
+            value=a.empirical.get("value"), explanation=a.explanation,
+            elapsed_s=outcome.elapsed_s, run_keys=outcome.run_keys)
+        log(f"point {len(seen)}/{budget}: "
+            + ", ".join(f"{k}={point[k]}" for k in claim.space) + f" -> {done.verdict}")
+        return done
+
+    def refuted(point: dict[str, Any]) -> bool:
+        done = evaluate_point(point)
+        return done is not None and done.verdict == Verdict.REFUTED
+
+    config = settings(
+        max_examples=budget, deadline=None, verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink), database=None)
+    try:
+        found = find(space_strategy(claim.space), refuted, settings=config,
+                     random=random.Random(seed))
+        counterexample = seen[json.dumps(jsonable(found), sort_keys=True)]
+    except NoSuchExample:
+        counterexample = None
+        if len(seen) >= budget and not cut:  # hypothesis stopped at max_examples = budget
+            cut.append("budget")
+    return FalsifyResult(
+        claim_id=claim.id, profile=profile, seed=seed, budget=budget, max_cost=max_cost,
+        space={k: d.describe() for k, d in claim.space.items()},
+        evaluated=list(seen.values()), counterexample=counterexample,
+        cut=cut[0] if cut else None, elapsed_s=time.monotonic() - start,
+        region=covered(claim.space, [p.point for p in seen.values()]))
+
+
+def result_path(cache_root: Path, claim_id: str, profile: str) -> Path:
+    """Where the last search of a claim at a profile is kept for the report."""
+    return Path(cache_root) / "falsify" / f"{claim_id}.{profile}.json"
+
+
+def save(result: FalsifyResult, *paths: Path) -> None:
+    """Write the result's JSON to each path (atomically: a temporary file renamed)."""
+    text = json.dumps(result.to_dict(), indent=1) + "\n"
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+
+
+def load_saved(cache_root: Path, claim_ids: list[str]) -> list[dict[str, Any]]:
+    """The saved searches of ``claim_ids``, at every profile searched (unreadable files are
+    skipped: a report is never blocked by a damaged search result)."""
+    out = []
+    folder = Path(cache_root) / "falsify"
+    for claim_id in claim_ids:
+        for path in sorted(folder.glob(f"{claim_id}.*.json")):
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("claim_id") == claim_id:
+                out.append(data)
+    return out
