@@ -1,31 +1,84 @@
-"""The claim registry: every claim id, in report order (paper by paper, in the order of
-``PAPERS``; within a paper, in registration order)."""
+"""The claim registry: every claim id, in report order (paper by paper: the three papers of
+``PAPERS`` first, then the papers of third-party claims in the order they were registered;
+within a paper, in registration order).
+
+Third-party claims come in through the entry point group ``attnverify.claims`` (issue 9): each
+entry point names a :class:`~compare.claim.Claim` subclass (registered here) or a module that
+registers its claims with :func:`register` when imported. ``select`` loads them once; a plugin
+that fails to load is reported in one warning line and left out, so one broken plugin never
+stops a verification.
+"""
 
 from __future__ import annotations
+
+import logging
+import re
+from importlib.metadata import entry_points
 
 from compare.claim import Claim
 
 CLAIMS: dict[str, Claim] = {}
 PAPERS = ("snell", "musat", "bao")
+"""The built-in papers, in report order."""
+ENTRY_POINT_GROUP = "attnverify.claims"
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_extra_papers: list[str] = []
+_plugins_loaded = False
+log = logging.getLogger("attnverify.plugins")
+
+
+def papers() -> tuple[str, ...]:
+    """Every paper a claim is registered for: the built-in ones, then third-party papers."""
+    return PAPERS + tuple(_extra_papers)
 
 
 def register(cls: type[Claim]) -> type[Claim]:
-    """Class decorator: instantiate and register a claim under its id."""
+    """Class decorator: instantiate and register a claim under its id (``PAPER.NAME``)."""
     if cls.id in CLAIMS:
         raise ValueError(f"claim id {cls.id!r} registered twice")
-    if cls.paper not in PAPERS:
-        raise ValueError(f"claim {cls.id!r} names unknown paper {cls.paper!r}")
+    paper, _, name = cls.id.partition(".")
+    if paper != cls.paper or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
+        raise ValueError(f"claim id {cls.id!r} must read PAPER.NAME (lower case, digits and "
+                         f"underscores) with PAPER = its paper {cls.paper!r}")
+    if cls.paper not in papers():
+        _extra_papers.append(cls.paper)
     CLAIMS[cls.id] = cls()
     return cls
 
 
+def load_plugins() -> list[str]:
+    """Register the claims of the ``attnverify.claims`` entry points (once); returns the names
+    of the entry points that loaded."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return []
+    _plugins_loaded = True
+    loaded = []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = entry.load()
+            if isinstance(target, type) and issubclass(target, Claim):
+                if target.id not in CLAIMS:
+                    register(target)
+            elif not hasattr(target, "__file__"):  # neither a claim class nor a module
+                raise TypeError(f"{entry.value} is neither a Claim subclass nor a module")
+        except Exception as exc:  # a third party's bug must not stop the verification
+            log.warning("claim plugin %r (%s) left out: %s: %s", entry.name, entry.value,
+                        type(exc).__name__, exc)
+            continue
+        loaded.append(entry.name)
+    return loaded
+
+
 def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]:
     """Claims filtered by paper and/or id; ValueError naming the accepted values otherwise."""
-    import compare.claims  # noqa: F401  (registers the claims)
+    import compare.claims  # noqa: F401  (registers the built-in claims)
 
-    if paper is not None and paper not in PAPERS:
-        raise ValueError(f"unknown paper {paper!r}; accepted: {', '.join(PAPERS)}")
-    ordered = sorted(CLAIMS.values(), key=lambda c: PAPERS.index(c.paper))  # stable sort
+    load_plugins()
+    order = papers()
+    if paper is not None and paper not in order:
+        raise ValueError(f"unknown paper {paper!r}; accepted: {', '.join(order)}")
+    ordered = sorted(CLAIMS.values(), key=lambda c: order.index(c.paper))  # stable sort
     if claim_id is not None and claim_id not in CLAIMS:
         raise ValueError(f"unknown claim {claim_id!r}; accepted: "
                          f"{', '.join(c.id for c in ordered)}")

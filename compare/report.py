@@ -177,7 +177,7 @@ class Report:
         e = html.escape
         rows = "".join(
             f"<tr><td><code>{e(b['claim_id'])}</code></td><td>{e(_search_text(b))}</td>"
-            f"<td>{'<b>refuted</b> ' if b['found'] else ''}{e(b['summary'])}</td>"
+            f"<td>{e(b['summary'])}</td>"
             f"<td>{'<code>' + e(b['reproduce']) + '</code>' if b.get('reproduce') else '—'}"
             f"</td></tr>" for b in self.boundaries)
         return ("<section id='boundaries'><h2>Boundary of validity</h2><p>Where "

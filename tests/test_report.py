@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 
 import pytest
 
@@ -17,6 +18,10 @@ CLAIM_FIELDS = {"id": str, "paper": str, "statement": str, "verdict": str, "stat
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
+    # a falsification search first, so that the report has a boundary-of-validity section
+    assert main(["falsify", "snell.toy_classifier_closed_form", "--budget", "12", "--cache",
+                 str(root / "cache"), "--out", str(root / "falsify"), "--workers", "1",
+                 "--quiet"]) == 0
     code = main(["verify", "--profile", "smoke", "--cache", str(root / "cache"), "--out",
                  str(root / "out"), "--workers", "1", "--quiet"])
     assert code == 0
@@ -66,26 +71,44 @@ def test_smoke_verdicts(report_dir):
     assert verdicts["snell.subset_learned_every_seed"] == "inconclusive"
 
 
-def test_report_renders_in_a_browser(report_dir, tmp_path):
-    """The verdict table is visible in headless Chromium (skipped when none is installed)."""
+def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     import shutil
-    import subprocess
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium to run this check)")
-    proc = subprocess.run(
+    return subprocess.run(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         (report_dir / "report.html").resolve().as_uri()],
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", *args],
         capture_output=True, text=True, timeout=120)
-    dom = proc.stdout
-    assert 'id="verdicts"' in dom
+
+
+def test_report_renders_in_a_browser(report_dir, tmp_path):
+    """Headless Chromium (skipped when none is installed) builds every claim's section, every
+    figure and the boundary section, and the verdict table is visible at the top of the page:
+    the first screen shows the badge colours of the verdicts the report holds."""
+    import numpy as np
+    from PIL import Image
+
+    from compare.report import VERDICT_COLOURS
+
+    page = (report_dir / "report.html").resolve().as_uri()
+    dom = _chromium(tmp_path, "--dump-dom", page).stdout
+    assert 'id="verdicts"' in dom and 'id="boundaries"' in dom
     doc = json.loads((report_dir / "report.json").read_text())
     for claim in doc["claims"]:
         assert claim["id"] in dom
     assert dom.count("<img") == sum(len(c["figures"]) for c in doc["claims"])
+
+    shot = tmp_path / "top.png"
+    _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,1000",
+              "--hide-scrollbars", page)
+    pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).astype(int)
+    for verdict in {c["verdict"] for c in doc["claims"]}:
+        rgb = np.array([int(VERDICT_COLOURS[verdict][i:i + 2], 16) for i in (1, 3, 5)])
+        badge = (np.abs(pixels - rgb).max(axis=1) <= 8).sum()
+        assert badge > 100, f"no visible '{verdict}' badge on the first screen"
 
 
 def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):

@@ -19,7 +19,7 @@ import numpy as np
 import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.claims.musat.bounds import RECONSTRUCTION
-from compare.plotting import PALETTE, new_figure
+from compare.plotting import PALETTE, new_figure, seed_band
 from compare.stats import mean_ci
 from empirics import Adam, RunResult, RunSpec
 from empirics.retrieval import RetrievalTask
@@ -453,16 +453,22 @@ def emergence_figure(result: RunResult):
 
 
 def ic_figure(groups: list[list[RunResult]]):
+    """Query accuracy over training, IC against query-only: every seed (thin) under the mean
+    over seeds with its 95% band (thick); diverged runs are drawn but left out of the mean."""
     fig, (ax,) = new_figure()
     for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
                                    ("IC", "query-only"), strict=True):
-        for i, r in enumerate(runs):
-            ax.plot(r.eval_steps, r.metric("query_acc"), color=colour, alpha=0.8,
-                    label=label if i == 0 else None)
+        for r in runs:
+            ax.plot(r.eval_steps, r.metric("query_acc"), color=colour, alpha=0.35, lw=0.7)
+        done = [r for r in runs if not r.diverged]
+        if done and all(len(r.eval_steps) == len(done[0].eval_steps) for r in done):
+            seed_band(ax, done[0].eval_steps, [r.metric("query_acc") for r in done], colour,
+                      label=f"{label} (mean, 95% CI; thin: seeds)")
     ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
     ax.set_xlabel("training step")
-    ax.set_ylabel("query accuracy")
-    ax.set_title("implicit curriculum vs query-only (per seed)")
+    ax.set_ylabel("query accuracy (answer token)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("implicit curriculum vs query-only")
     ax.legend(fontsize=7)
     return fig
 

@@ -39,6 +39,13 @@ def _scale(params: dict[str, Any]) -> str:
             f"{params['steps']} steps, {params['seeds']} seeds")
 
 
+METRIC_LABELS = {
+    "acc": "token accuracy (teacher forced)",
+    "attn_acc": "attention accuracy (argmax at t)",
+    "ktiw_acc": "KTIW probe accuracy (§3.1)",
+}
+
+
 def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str], title: str):
     """Per-seed curves of ``metrics`` (thin; one panel each) under the mean over seeds with its
     95% band (thick), one colour per group. Diverged runs are drawn but left out of the mean."""
@@ -55,7 +62,7 @@ def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str]
         if metric in SUCCESS:
             ax.axhline(SUCCESS[metric], color=PALETTE["grey"], linestyle="--", lw=1)
         ax.set_xlabel(r"training step $\tau$")
-        ax.set_ylabel(metric.replace("_", " "))
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric.replace("_", " ")))
         ax.set_ylim(-0.02, 1.02)
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(title)
