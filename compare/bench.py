@@ -11,6 +11,7 @@ Measured, in one run:
     threads, a plain loop over steps; and the ratio of the two;
   - FLOPs per training step counted by ``torch.utils.flop_counter`` (forward and backward) and
     the achieved fraction of the measured peak;
+  - the peak resident memory of a worker process training the run (``peak_rss_mb``);
 - theory throughput: Bao's localization summaries on 10^6 (d, T, mean, std) points, Mușat's
   information-flow game at D = 10^4 (intervals) and D = 60 (sets);
 - optionally (``--verify``) ``verify --profile quick`` wall time, cold (empty cache) and warm.
@@ -137,6 +138,27 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
     return workers * (steps[1] - steps[0]) / max(walls[1] - walls[0], 1e-9)
 
 
+def _train_peak_rss_mb(spec_data: dict[str, Any]) -> float:
+    import resource
+
+    from empirics import RunSpec, train
+
+    torch.set_num_threads(1)
+    train(RunSpec.from_dict(spec_data))
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB -> MiB
+
+
+def peak_rss_mb(spec: RunSpec, steps: int) -> float:
+    """Peak resident memory (MiB) of a fresh worker process that trains ``spec`` for ``steps``
+    steps with its own evaluation set and attention snapshots (memory does not grow with the
+    step count beyond the metric histories, so a short run shows the worker's peak)."""
+    short = dataclasses.replace(spec, steps=steps, eval_every=max(1, steps // 2),
+                                attention_snapshots=tuple(s for s in spec.attention_snapshots
+                                                          if s <= steps))
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(_train_peak_rss_mb, short.to_dict()).result()
+
+
 def _short(spec: RunSpec, steps: int, seed: int) -> RunSpec:
     """``spec`` with ``steps`` steps, evaluated only at the ends, on a small evaluation batch."""
     return dataclasses.replace(spec, steps=steps, eval_every=max(steps, 1), eval_size=8,
@@ -203,6 +225,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
             ours = [verify_way_seed_steps_per_s(spec, steps, workers) for _ in range(repeats)]
             ref = [1.0 / reference_step_time(spec, steps) for _ in range(repeats)]
             ours_s, ref_s = summary(ours), summary(ref)
+            rss = peak_rss_mb(spec, steps[1])
             models.append({
                 "family": family, "config": config,
                 "seed_steps_per_s": ours_s["median"], "seed_steps_per_s_spread": ours_s,
@@ -211,6 +234,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
                 "reference_seed_steps_per_s": ref_s["median"],
                 "reference_spread": ref_s,
                 "speedup": ours_s["median"] / ref_s["median"],
+                "peak_rss_mb": rss,
             })
     log("theory throughput...")
     result: dict[str, Any] = {"gemm_peak_flops": peak, "workers": workers, "models": models,
@@ -226,11 +250,12 @@ def table(result: dict[str, Any]) -> str:
     lines = [f"GEMM peak: {result['gemm_peak_flops'] / 1e9:.1f} GFLOP/s "
              f"({result['workers']} cores)", "",
              f"{'family':<17} {'config':<6} {'seed-steps/s':>12} {'reference':>10} "
-             f"{'speedup':>8} {'GFLOP/step':>10} {'of peak':>8}"]
+             f"{'speedup':>8} {'GFLOP/step':>10} {'of peak':>8} {'peak RSS':>9}"]
     for m in result["models"]:
         lines.append(f"{m['family']:<17} {m['config']:<6} {m['seed_steps_per_s']:>12.2f} "
                      f"{m['reference_seed_steps_per_s']:>10.2f} {m['speedup']:>7.2f}x "
-                     f"{m['flops_per_step'] / 1e9:>10.3f} {100 * m['fraction_of_peak']:>7.1f}%")
+                     f"{m['flops_per_step'] / 1e9:>10.3f} {100 * m['fraction_of_peak']:>7.1f}% "
+                     f"{m['peak_rss_mb']:>6.0f} MiB")
     lines.append("")
     for name, s in result["theory"].items():
         lines.append(f"{name}: {s['median']:.3f} s (min {s['min']:.3f}, max {s['max']:.3f})")

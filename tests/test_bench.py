@@ -36,6 +36,7 @@ def test_bench_json_contract(tmp_path, monkeypatch):
     assert model["family"] == "bao_lm" and model["config"] == "quick"
     for key in ("seed_steps_per_s", "flops_per_step", "reference_seed_steps_per_s"):
         assert model[key] > 0
+    assert 50 < model["peak_rss_mb"] < 2048  # a worker imports torch (~100 MiB) at least
     assert model["speedup"] == pytest.approx(model["seed_steps_per_s"]
                                              / model["reference_seed_steps_per_s"])
     assert model["fraction_of_peak"] == pytest.approx(model["seed_steps_per_s"]

@@ -127,7 +127,9 @@ class ShallowModelsFail(_RetrievalClaim):
     id = "musat.shallow_models_fail"
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
-    cells = (("shallow", True), ("deep", True))  # the deep runs only for the heat map
+    # the deep cells and the query-only ones only for the heat map (the deep query-only runs
+    # are shared with musat.implicit_curriculum_needed)
+    cells = (("shallow", True), ("deep", True), ("shallow", False), ("deep", False))
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         accs, diverged = finished([final_query(r) for r in self.groups(params, results)[0]])
@@ -408,26 +410,35 @@ class HeadsEmergeInSequence(_RetrievalClaim):
 
 def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
                   cells: tuple[tuple[str, bool], ...]):
-    """Query accuracy over (layers, D) for the cells available, with the frontier
-    max_depth(t) (the paper's Figure 4 in spirit)."""
-    fig, (ax,) = new_figure(width=4.6)
+    """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
+    query-only supervision, for the cells available, with the frontier max_depth(t) (the
+    paper's Figure 4 in spirit): below the frontier's staircase a model has too few layers."""
+    panels = [ic for ic in (True, False) if any(flag == ic for _, flag in cells)]
+    fig, axes = new_figure(ncols=len(panels), width=4.0)
     n = params["seeds"]
-    for i, (cell, _) in enumerate(cells):
-        D, layers = params[cell][:2]
-        kept = finished([final_query(r) for r in results[i * n:(i + 1) * n]])[0]
-        acc = float(np.mean(kept)) if kept else float("nan")
-        ax.scatter([D], [layers], s=600, c=[acc], cmap="cividis", vmin=0, vmax=1,
-                   marker="s", edgecolors="black")
-        ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center", color="white")
     t = np.arange(1, 5)
-    ax.step([theory.musat.max_depth_value(int(k)) for k in t], t, where="post",
-            color=PALETTE["theory"], label="frontier: max_depth(t) = (3^t - 1)/2")
-    ax.set_xlabel("chain length D")
-    ax.set_ylabel("layers")
-    ax.set_xlim(0, 5)
-    ax.set_ylim(0, 4.5)
-    ax.set_title("query accuracy (mean over seeds)")
-    ax.legend(fontsize=7)
+    for ax, ic in zip(axes, panels, strict=True):
+        for i, (cell, flag) in enumerate(cells):
+            if flag != ic:
+                continue
+            D, layers = params[cell][:2]
+            kept = finished([final_query(r) for r in results[i * n:(i + 1) * n]])[0]
+            acc = float(np.mean(kept)) if kept else float("nan")
+            ax.scatter([D], [layers], s=600, c=[acc], cmap="cividis", vmin=0, vmax=1,
+                       marker="s", edgecolors="black")
+            ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center",
+                        color="white" if acc < 0.6 else "black")
+        ax.step([theory.musat.max_depth_value(int(k)) for k in t], t, where="post",
+                color=PALETTE["theory"], label="frontier: max_depth(t) = (3^t - 1)/2")
+        ax.set_xlabel("chain length D (hops)")
+        ax.set_ylabel("layers t")
+        ax.set_xlim(0, 5)
+        ax.set_ylim(0, 4.5)
+        ax.set_title(f"{'implicit curriculum' if ic else 'query-only'}: query accuracy",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"mean final query accuracy over {n} seeds (K = {params['K']}, chance "
+                 f"{1 / params['K']:.2f})", fontsize=9)
     return fig
 
 
