@@ -412,7 +412,7 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
                   cells: tuple[tuple[str, bool], ...]):
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
     query-only supervision, for the cells available, with the frontier max_depth(t) (the
-    paper's Figure 4 in spirit): below the frontier's staircase a model has too few layers."""
+    paper's Figure 4 in spirit); the shaded cells have fewer layers than min_layers(D)."""
     panels = [ic for ic in (True, False) if any(flag == ic for _, flag in cells)]
     fig, axes = new_figure(ncols=len(panels), width=4.0)
     n = params["seeds"]
@@ -428,11 +428,16 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
                        marker="s", edgecolors="black")
             ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center",
                         color="white" if acc < 0.6 else "black")
-        ax.step([theory.musat.max_depth_value(int(k)) for k in t], t, where="post",
-                color=PALETTE["theory"], label="frontier: max_depth(t) = (3^t - 1)/2")
+        depths = np.arange(1, 6)
+        ax.bar(depths, [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths],
+               width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
+               label="fewer layers than the bound (3^t < 2D)")
+        ax.plot([theory.musat.max_depth_value(int(k)) for k in t], t, "o",
+                color=PALETTE["theory"], markersize=4,
+                label="frontier: max_depth(t) = (3^t - 1)/2")
         ax.set_xlabel("chain length D (hops)")
         ax.set_ylabel("layers t")
-        ax.set_xlim(0, 5)
+        ax.set_xlim(0.5, 5.5)
         ax.set_ylim(0, 4.5)
         ax.set_title(f"{'implicit curriculum' if ic else 'query-only'}: query accuracy",
                      fontsize=9)
