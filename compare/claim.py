@@ -92,6 +92,14 @@ class Claim(ABC):
         """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""
         return []
 
+    def followup(self, params: dict[str, Any],
+                 results: Sequence[RunResult]) -> list[RunSpec]:
+        """More runs that depend on the results so far (a protocol in stages, e.g. Snell §5:
+        classify heads, then combine them); called with the results of every spec so far, in
+        order, until it returns none. Default: a claim has one stage."""
+        return []
+
     @abstractmethod
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        """Turn the results of ``specs(params)`` (same order) into an assessment."""
+        """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into
+        an assessment."""

@@ -122,7 +122,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     with _executor(args, store) as executor:
         try:
             outcomes = evaluate_all(claims, args.profile, executor, overrides, points)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
             if not points:
                 raise
             # the claim's own computation rejected a --param value (e.g. D = 0)

@@ -68,9 +68,9 @@ class FalsifyResult:
         return self.counterexample is not None
 
     def still_holds(self) -> dict[str, Any]:
-        """Per dimension, the evaluated value nearest the counterexample, toward the front of
-        the dimension's order, at which the claim was not refuted (all other dimensions equal
-        to the counterexample's): the other side of the boundary, as far as it was seen."""
+        """Per dimension, the evaluated value nearest the counterexample (on either side, in
+        the dimension's order) at which the claim was not refuted, all other dimensions equal
+        to the counterexample's: the other side of the boundary, as far as it was seen."""
         if self.counterexample is None:
             return {}
         c = self.counterexample.point
@@ -80,10 +80,9 @@ class FalsifyResult:
             rank = order.index if order else (lambda v: v)
             holds = [p.point[name] for p in self.evaluated
                      if p.verdict != Verdict.REFUTED
-                     and all(p.point[k] == c[k] for k in c if k != name)
-                     and rank(p.point[name]) < rank(c[name])]
+                     and all(p.point[k] == c[k] for k in c if k != name)]
             if holds:
-                out[name] = max(holds, key=rank)
+                out[name] = min(holds, key=lambda v: abs(rank(v) - rank(c[name])))
         return out
 
     def reproduce(self) -> str | None:
@@ -105,7 +104,7 @@ class FalsifyResult:
             text = (f"refuted at {point} (the smallest counterexample after shrinking, of {n} "
                     f"points evaluated)")
             if holds := self.still_holds():
-                text += "; not refuted at the nearest point evaluated before it: " + ", ".join(
+                text += "; not refuted at the nearest point evaluated: " + ", ".join(
                     f"{k} = {v}" for k, v in holds.items())
             text += f". At the counterexample: {c.explanation}"
         else:
@@ -197,6 +196,11 @@ def save(result: FalsifyResult, *paths: Path) -> None:
         tmp.replace(path)
 
 
+REQUIRED_KEYS = frozenset({"claim_id", "profile", "seed", "budget", "evaluated", "summary",
+                           "found", "reproduce"})
+"""What the report reads from a saved search; a file without them is skipped."""
+
+
 def load_saved(cache_root: Path, claim_ids: list[str]) -> list[dict[str, Any]]:
     """The saved searches of ``claim_ids``, at every profile searched (unreadable files are
     skipped: a report is never blocked by a damaged search result)."""
@@ -208,6 +212,7 @@ def load_saved(cache_root: Path, claim_ids: list[str]) -> list[dict[str, Any]]:
                 data = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
-            if isinstance(data, dict) and data.get("claim_id") == claim_id:
+            if (isinstance(data, dict) and data.get("claim_id") == claim_id
+                    and data.keys() >= REQUIRED_KEYS):
                 out.append(data)
     return out

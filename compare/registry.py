@@ -58,6 +58,8 @@ def load_plugins() -> list[str]:
         try:
             target = entry.load()
             if isinstance(target, type) and issubclass(target, Claim):
+                if target.id in CLAIMS and type(CLAIMS[target.id]) is not target:
+                    raise ValueError(f"claim id {target.id!r} is taken by another claim")
                 if target.id not in CLAIMS:
                     register(target)
             elif not hasattr(target, "__file__"):  # neither a claim class nor a module

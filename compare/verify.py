@@ -2,8 +2,10 @@
 
 ``evaluate_all`` gathers the runs of every claim first and hands them to the executor as one
 batch, so claims that read the same runs share them and the workers stay busy across claim
-boundaries; then each claim is assessed from its own results. Claims' own computations (Monte
-Carlo, the construction) are cached next to the run store (:mod:`compare.memo`).
+boundaries; a claim in stages (``Claim.followup``) then adds the runs its first results call
+for, batch after batch; then each claim is assessed from its own results. Claims' own
+computations (Monte Carlo, the construction) are cached next to the run store
+(:mod:`compare.memo`).
 """
 
 from __future__ import annotations
@@ -51,10 +53,9 @@ def evaluate(claim: Claim, profile: str, executor: Executor,
              params: dict[str, Any] | None = None) -> ClaimOutcome:
     """Train (or read from the store) one claim's runs and assess them."""
     params = claim.params(profile) if params is None else params
-    specs = claim.specs(params)
-    results = executor.run(specs, desc=claim.id)
+    specs, results = _run_stages([(claim, params)], executor, desc=claim.id)
     with rooted(executor.store.root):
-        return _assess(claim, profile, params, specs, results)
+        return _assess(claim, profile, params, specs[claim.id], results[claim.id])
 
 
 def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
@@ -68,14 +69,42 @@ def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
                                               if k in claim.overridable}
               | points.get(claim.id, {}))
              for claim in claims]
-    specs = {claim.id: claim.specs(params) for claim, params in plans}
-    labels: dict[str, list[str]] = {}
-    for claim_id, group in specs.items():
-        for spec in group:
-            labels.setdefault(spec.key(), []).append(claim_id)
-    results = executor.run([s for group in specs.values() for s in group], desc="training",
-                           labels={k: ", ".join(v) for k, v in labels.items()})
-    by_key = {r.key: r for r in results}
+    specs, results = _run_stages(plans, executor, desc="training")
     with rooted(executor.store.root):
-        return [_assess(claim, profile, params, specs[claim.id],
-                        [by_key[s.key()] for s in specs[claim.id]]) for claim, params in plans]
+        return [_assess(claim, profile, params, specs[claim.id], results[claim.id])
+                for claim, params in plans]
+
+
+MAX_STAGES = 1000
+"""A guard against a followup that never ends (the §5 protocol needs a few dozen at most)."""
+
+
+def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executor,
+                desc: str) -> tuple[dict[str, list[RunSpec]], dict[str, list[RunResult]]]:
+    """Every claim's runs, stage after stage: the specs of all claims go to the executor as one
+    batch, then each claim's ``followup`` may ask for more, until none does."""
+    specs = {claim.id: list(claim.specs(params)) for claim, params in plans}
+    batch = [s for group in specs.values() for s in group]
+    found: dict[str, RunResult] = {}
+    stages = 0
+    while batch:
+        stages += 1
+        if stages > MAX_STAGES:
+            raise RuntimeError(f"claims {', '.join(c.id for c, _ in plans)} asked for more than "
+                               f"{MAX_STAGES} stages of runs; a followup must end")
+        labels: dict[str, list[str]] = {}
+        for claim_id, group in specs.items():
+            for spec in group:
+                labels.setdefault(spec.key(), []).append(claim_id)
+        for result in executor.run(batch, desc=desc,
+                                   labels={k: ", ".join(v) for k, v in labels.items()}):
+            found[result.key] = result
+        batch = []
+        for claim, params in plans:
+            more = claim.followup(params, [found[s.key()] for s in specs[claim.id]])
+            if {s.key() for s in more} & {s.key() for s in specs[claim.id]}:
+                raise RuntimeError(f"{claim.id}: followup asked again for runs it has (a "
+                                   f"followup must return only new runs, then none)")
+            specs[claim.id] += more
+            batch += more
+    return specs, {claim_id: [found[s.key()] for s in group] for claim_id, group in specs.items()}

@@ -17,6 +17,12 @@ coincide with §1.1.
 
 ``attention="uniform"`` is the official ``--invasive_uniform`` ablation: scores are replaced by
 zeros, so alpha = 1/S exactly and the attention maps W_a receive no gradient.
+
+``base_seed`` and ``head_seeds`` give the initialisation of the multi-head protocol (§5): every
+parameter outside the attention heads is drawn from ``base_seed`` alone (the same base for any
+number of heads and any run seed), and head k's W^k_a, b^k_a, W^k_c, b^k_c from
+``head_seeds[k]`` alone, so one head can be trained alone and then combined with others. The
+distributions are PyTorch's defaults for each layer.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class Seq2SeqConfig(ModelConfig):
     heads: int = 1
     cell: str = "lstm"
     shared_embedding: bool = True
+    base_seed: int | None = None
+    head_seeds: tuple[int, ...] = ()
 
     ATTENTION_MODES = ("learned", "uniform")
     CELLS = ("lstm", "gru")
@@ -58,6 +66,13 @@ class Seq2SeqConfig(ModelConfig):
                 self.cell)
         require(isinstance(self.shared_embedding, bool), "model.shared_embedding",
                 "true or false", self.shared_embedding)
+        require(self.base_seed is None or (is_int(self.base_seed) and self.base_seed >= 0),
+                "model.base_seed", "null or an integer >= 0", self.base_seed)
+        seeds = tuple(self.head_seeds)  # JSON gives a list
+        require(seeds == () or (len(seeds) == self.heads
+                                and all(is_int(s) and s >= 0 for s in seeds)),
+                "model.head_seeds", f"empty or {self.heads} integers >= 0 (one per head)", seeds)
+        object.__setattr__(self, "head_seeds", seeds)
 
     def relative_cost(self, task: TaskConfig) -> float:
         length = task.length if isinstance(task, CopyTask) else 1
@@ -66,7 +81,12 @@ class Seq2SeqConfig(ModelConfig):
     def build(self, task: TaskConfig) -> CopyingSeq2Seq:
         require(isinstance(task, CopyTask), "task", "a copy task for snell_seq2seq", task)
         assert isinstance(task, CopyTask)
-        return CopyingSeq2Seq(self, task.n_tokens)
+        model = CopyingSeq2Seq(self, task.n_tokens)
+        if self.base_seed is not None:
+            model.reset_base(torch.Generator().manual_seed(self.base_seed))
+        for k, seed in enumerate(self.head_seeds):
+            model.reset_head(k, torch.Generator().manual_seed(seed))
+        return model
 
 
 class CopyingSeq2Seq(nn.Module):
@@ -89,6 +109,35 @@ class CopyingSeq2Seq(nn.Module):
         self.project_enc_bias = nn.Parameter(torch.empty(heads, hidden).uniform_(-bound, bound))
         self.after_decoder = nn.Linear(2 * hidden, hidden)  # W_o, b_o
         self.hidden2vocab = nn.Linear(hidden, n_tokens)  # W_v, b_v
+
+    @torch.no_grad()
+    def reset_base(self, generator: torch.Generator) -> None:
+        """Redraw every parameter outside the heads from ``generator`` (PyTorch's default
+        distributions: N(0, 1) embeddings, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the recurrent
+        and linear layers), in a fixed order independent of the number of heads."""
+        embeddings = [self.embedding] + ([self.decoder_embedding]
+                                         if self.decoder_embedding is not self.embedding else [])
+        for emb in embeddings:
+            emb.weight.normal_(0.0, 1.0, generator=generator)
+        for rnn in (self.encoder, self.decoder):
+            bound = 1 / math.sqrt(rnn.hidden_size)
+            for param in rnn.parameters():
+                param.uniform_(-bound, bound, generator=generator)
+        for linear in (self.after_decoder, self.hidden2vocab):
+            bound = 1 / math.sqrt(linear.in_features)
+            linear.weight.uniform_(-bound, bound, generator=generator)
+            linear.bias.uniform_(-bound, bound, generator=generator)
+
+    @torch.no_grad()
+    def reset_head(self, k: int, generator: torch.Generator) -> None:
+        """Redraw head k's query map (W^k_a, b^k_a) and value map (W^k_c, b^k_c) from
+        ``generator``, with nn.Linear's default U(-1/sqrt(H), 1/sqrt(H))."""
+        h = self.project_enc_weight.shape[-1]
+        bound = 1 / math.sqrt(h)
+        rows = slice(k * h, (k + 1) * h)
+        for tensor in (self.attn_lin.weight[rows], self.attn_lin.bias[rows],
+                       self.project_enc_weight[k], self.project_enc_bias[k]):
+            tensor.uniform_(-bound, bound, generator=generator)
 
     def states(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """Encoder states h (B, S, H) and teacher-forced decoder states s (B, T, H)."""

@@ -91,6 +91,20 @@ def test_curriculum_rule(ic, query_only, expected):
     assert claim.assess(params, results).verdict is expected
 
 
+def test_diverged_ic_seeds_fail_and_diverged_query_only_seeds_drop_their_pair():
+    claim = ImplicitCurriculumNeeded()
+    params = {**claim.params("smoke"), "seeds": 3}
+    specs = claim.specs(params)
+    accs = [0.97, 0.98, 0.99, 0.3, 0.25, 0.28]
+    results = [fake(s, [0.0, 0.1, accs[i]]) for i, s in enumerate(specs)]
+    results[0].status = "diverged"  # an IC seed: counted as accuracy 0, IC no longer learns
+    a = claim.assess(params, results)
+    assert a.details["ic"] == [0.0, 0.98, 0.99] and a.verdict is not Verdict.CONFIRMED
+    results[0].status, results[3].status = "ok", "diverged"  # a query-only seed: pair dropped
+    a = claim.assess(params, results)
+    assert a.details["ic"] == [0.98, 0.99] and "dropped their pair" in a.explanation
+
+
 @pytest.mark.parametrize(("depth_hist", "expected"), [
     ([[0.95, 1, 1], [0.1, 0.95, 1], [0.1, 0.2, 0.95]], Verdict.CONFIRMED),
     ([[0.95, 1, 1], [0.1, 0.2, 0.95], [0.95, 1, 1]], Verdict.REFUTED),  # depth 2 two steps early
@@ -110,4 +124,5 @@ def test_training_claims_end_to_end_at_smoke(store):
         outcome = evaluate(claim, "smoke", executor)
         assert outcome.assessment.verdict in set(Verdict)
         keys |= set(outcome.run_keys)
-    assert len(executor.computed) == len(keys) == 3 * 2  # shallow IC, deep IC, deep query-only
+    # shallow and deep, each with IC and query-only, 2 seeds: claims share their runs
+    assert len(executor.computed) == len(keys) == 4 * 2

@@ -114,6 +114,17 @@ def test_uniform_attention_claims_rules():
     assert ktiw.assess(params, uniform).verdict is Verdict.CONFIRMED
     assert ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n]).verdict is \
         Verdict.REFUTED
+    # diverged runs are failed seeds: no confirmation of the loss band with one among them
+    crashed = results(mid, mid)
+    crashed[0].status = "diverged"
+    a = bow.assess(params, crashed)
+    assert a.verdict is Verdict.INCONCLUSIVE and "failed seeds" in a.explanation
+    # a diverged subset seed counts as accuracy 0 for KTIW (half the subset seeds: not learned)
+    crashed = results(mid, mid)[: 2 * n]
+    for r in crashed[: n // 2 + 1]:
+        r.status = "diverged"
+    a = ktiw.assess(params, crashed)
+    assert a.verdict is not Verdict.CONFIRMED and "counted as failed" in a.explanation
 
 
 def test_saddle_claim_refutes_a_departure():

@@ -72,7 +72,9 @@ def retrieval_spec(params: dict[str, Any], cell: str, ic: bool, seed: int) -> Ru
 
 
 def final_query(result: RunResult) -> float:
-    """Final query accuracy (NaN for a diverged run: a crash is not a failure to learn)."""
+    """Final query accuracy (NaN for a diverged run: each claim says whether a crash counts as
+    a failed seed, where the claim is that the query is learned, or is left out, where a crash
+    would otherwise count as evidence that it is not)."""
     return float("nan") if result.diverged else float(result.metric("query_acc")[-1])
 
 
@@ -208,9 +210,12 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
     cells = (("deep", True), ("deep", False))
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        ic_all, q_all = ([final_query(r) for r in g] for g in self.groups(params, results))
-        pairs = [(a, b) for a, b in zip(ic_all, q_all, strict=True)
-                 if np.isfinite(a) and np.isfinite(b)]
+        ic_runs, q_runs = self.groups(params, results)
+        # a diverged IC seed did not learn: a failed seed (accuracy 0); a diverged query-only
+        # seed drops its pair (a crash is no evidence that query-only supervision fails)
+        ic_all = [0.0 if r.diverged else final_query(r) for r in ic_runs]
+        q_all = [final_query(r) for r in q_runs]
+        pairs = [(a, b) for a, b in zip(ic_all, q_all, strict=True) if np.isfinite(b)]
         ic = [a for a, _ in pairs]
         query_only = [b for _, b in pairs]
         diff = np.subtract(ic, query_only)
@@ -231,7 +236,10 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
         if verdict is Verdict.INCONCLUSIVE and ic_mean < LEARNED:
             why += "; IC itself has not reached 0.9 within the budget, so 'fails where IC "\
                    "succeeds' cannot be decided"
-        why += _diverged_note(len(ic_all) - len(pairs))
+        if n_ic := sum(r.diverged for r in ic_runs):
+            why += f"; {n_ic} diverged IC run(s) counted as failed seeds (accuracy 0)"
+        if n_q := sum(r.diverged for r in q_runs):
+            why += f"; {n_q} diverged query-only run(s) dropped their pair"
         return Assessment(
             verdict=verdict, theory="IC learns, query-only does not",
             empirical={"value": float(diff.mean()), "ci": _reported((lo, hi), -1, 1),
@@ -411,12 +419,12 @@ class HeadsEmergeInSequence(_RetrievalClaim):
 def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
                   cells: tuple[tuple[str, bool], ...]):
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
-    query-only supervision, for the cells available, with the frontier max_depth(t) (the
-    paper's Figure 4 in spirit); the shaded cells have fewer layers than min_layers(D)."""
+    query-only supervision, for the cells available, with the bound min_layers(D) as a line
+    (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the shaded cells
+    under it have fewer layers than the bound."""
     panels = [ic for ic in (True, False) if any(flag == ic for _, flag in cells)]
     fig, axes = new_figure(ncols=len(panels), width=4.0)
     n = params["seeds"]
-    t = np.arange(1, 5)
     for ax, ic in zip(axes, panels, strict=True):
         for i, (cell, flag) in enumerate(cells):
             if flag != ic:
@@ -432,9 +440,11 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
         ax.bar(depths, [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths],
                width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
                label="fewer layers than the bound (3^t < 2D)")
-        ax.plot([theory.musat.max_depth_value(int(k)) for k in t], t, "o",
-                color=PALETTE["theory"], markersize=4,
-                label="frontier: max_depth(t) = (3^t - 1)/2")
+        # the bound as a line: the top edge of the shaded cells, min_layers(D) - 1/2
+        edges = np.arange(0.5, 6.0)
+        tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
+        ax.step(edges, [*tops, tops[-1]], where="post", color=PALETTE["theory"],
+                label="bound: min_layers(D), smallest t with 3^t >= 2D")
         ax.set_xlabel("chain length D (hops)")
         ax.set_ylabel("layers t")
         ax.set_xlim(0.5, 5.5)

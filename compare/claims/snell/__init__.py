@@ -5,11 +5,11 @@ from compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_
 from compare.claims.snell.copying import (
     KappaPredictsLearningSpeed,
     KtiwPrecedesAttention,
-    MultiheadRescuesPermutations,
     PermutationIsHard,
     SubsetLearnedEverySeed,
 )
 from compare.claims.snell.initialisation import UniformAttentionAtInit
+from compare.claims.snell.multihead import MultiheadRescuesPermutations
 from compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
 from compare.claims.snell.uniform_attention import (
     KtiwLearnedUnderUniformAttention,

@@ -47,6 +47,12 @@ def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,
                    eval_every=params["eval_every"], eval_size=params["eval_size"], seed=seed)
 
 
+def scale_text(params: dict[str, Any]) -> str:
+    """The scale of a copying experiment in words, for statistics lines."""
+    return (f"H={params['hidden']}, L={params['L']}, batch {params['batch_size']}, "
+            f"{params['steps']} steps, {params['seeds']} seeds")
+
+
 def success_steps(results: list[RunResult],
                   criterion: dict[str, float] = SUCCESS) -> list[int | None]:
     return [r.first_step_reaching(criterion) for r in results]

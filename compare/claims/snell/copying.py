@@ -18,11 +18,11 @@ from compare.claims.snell.common import (
     COPYING,
     PAPER_COPYING,
     SUCCESS,
-    SUCCESS_ACC_ONLY,
     compare_groups,
     copy_spec,
     every_seed_verdict,
     group_verdict,
+    scale_text,
     success_steps,
 )
 from compare.plotting import PALETTE, new_figure, seed_band
@@ -32,11 +32,6 @@ from empirics import RunResult, RunSpec
 
 SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and aligned attention (argmax at t or t +- 1) "
                 f">= {SUCCESS['attn_acc_best_offset']} at one evaluation")
-
-
-def _scale(params: dict[str, Any]) -> str:
-    return (f"H={params['hidden']}, L={params['L']}, batch {params['batch_size']}, "
-            f"{params['steps']} steps, {params['seeds']} seeds")
 
 
 METRIC_LABELS = {
@@ -104,7 +99,7 @@ class SubsetLearnedEverySeed(Claim):
                        "quantity": "fraction of seeds that learn",
                        "median_steps_to_success": float(np.median(learned)) if learned else None},
             statistic=f"seeds reaching {SUCCESS_TEXT} (subset V={params['subset_V']}, "
-                      f"{_scale(params)})",
+                      f"{scale_text(params)})",
             tolerance={"success_rate_claimed": 0.9,
                        "why": "'every time' read as p >= 0.9; exact binomial (Clopper-Pearson) "
                               "95% interval over seeds decides"},
@@ -163,7 +158,7 @@ class PermutationIsHard(Claim):
                        "quantity": "permutation success rate",
                        "subset_success_rate": k_s / n, "median_steps": [m_p, m_s]},
             statistic=f"success ({SUCCESS_TEXT}) and steps-to-success, permutation V=L vs "
-                      f"subset V={params['subset_V']} ({_scale(params)} each)",
+                      f"subset V={params['subset_V']} ({scale_text(params)} each)",
             tolerance={"alpha_per_test": 0.025,
                        "why": "two one-sided tests (Fisher, Mann-Whitney) at 0.05 family-wise, "
                               "Bonferroni"},
@@ -222,7 +217,7 @@ class KtiwPrecedesAttention(Claim):
                        "quantity": "fraction of seeds where KTIW precedes attention",
                        "median_lead_steps": float(np.median(leads)) if leads else None},
             statistic=f"first step with KTIW-probe acc >= 0.5 vs attention acc >= 0.5, over "
-                      f"{len(rows)} seeds whose attention is learned ({_scale(params)}, "
+                      f"{len(rows)} seeds whose attention is learned ({scale_text(params)}, "
                       f"permutation and subset)",
             tolerance={"eval_every": params["eval_every"], "rate_claimed": 0.9,
                        "why": "the schedule's resolution only (ties count as no later); "
@@ -329,7 +324,7 @@ class KappaPredictsLearningSpeed(Claim):
                        "quantity": "partial Spearman rho(kappa, 1/steps-to-success | V)"},
             statistic=f"partial rank correlation of kappa(V, L={length}) and learning speed "
                       f"given V, over V in {list(params['vocab'])} x {params['seeds']} seeds "
-                      f"({_scale(params)})",
+                      f"({scale_text(params)})",
             tolerance={"alpha": 0.05, "why": "one-sided test of the partial correlation at 0.05"},
             explanation=why, n_seeds=len(results), details={"runs": rows},
             figures={"kappa_speed": self._figure(rows, params)},
@@ -358,68 +353,3 @@ class KappaPredictsLearningSpeed(Claim):
         ax_s.legend(fontsize=7)
         fig.suptitle("Stage-1 signal and learning speed")
         return fig
-
-
-class MultiheadRescuesPermutations(Claim):
-    """``snell.multihead_rescues_permutations`` (P6): with 8 heads the permutation task is
-    learned more often (or faster) than with 1 head, the architecture otherwise the same
-    (the GRU model of §1.2: separate embeddings, per-head query and value maps, mean of heads).
-
-    Statistic and decision as ``snell.permutation_is_hard`` with A = 1 head, B = 8 heads:
-    Fisher's exact test on successes and Mann-Whitney on steps-to-success, one-sided at 0.025
-    each. Success is the official criterion alone, token accuracy >= 0.95
-    (``SUCCESS_ACC_ONLY``): an attention criterion would have to pick the best of 8 heads, a
-    selection that favours the 8-head model. This is the direct comparison; the good/bad-head
-    protocol of §5 (heads classified by single-head runs, then combined) is not implemented
-    yet, and "rather than expressiveness" is not tested separately.
-    """
-
-    id = "snell.multihead_rescues_permutations"
-    paper = "snell"
-    statement = ("Multi-head attention (8 heads) learns the permutation task more often than "
-                 "a single head, by better learning dynamics rather than expressiveness.")
-    paper_scale = "GRU, H = 256, V = L = 40, batch 128, 200 steps; 8 heads vs 1 (§1.2, §5)"
-    defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {**COPYING["smoke"], "seeds": 2, "heads": 8},
-        "quick": {**COPYING["quick"], "seeds": 8, "heads": 8},
-        "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400},
-    }
-
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return [copy_spec(params, "permutation", params["L"], s, heads=heads, cell="gru",
-                          shared_embedding=False)
-                for heads in (1, params["heads"]) for s in range(params["seeds"])]
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        n, heads = params["seeds"], params["heads"]
-        single, multi = list(results[:n]), list(results[n:])
-        cmp = compare_groups(success_steps(single, SUCCESS_ACC_ONLY),
-                             success_steps(multi, SUCCESS_ACC_ONLY), params["steps"])
-        verdict = group_verdict(cmp)
-        (k1, km), (m1, mm) = cmp["successes"], cmp["median_steps"]
-        explanation = (
-            f"1 head: {k1}/{n} seeds learned, median steps {m1:.0f}; {heads} heads: {km}/{n}, "
-            f"median {mm:.0f}. One-sided p (1 head worse): Fisher {cmp['fisher_p_a_worse']:.3g},"
-            f" Mann-Whitney {cmp['mannwhitney_p_a_slower']:.3g}; (1 head better): Fisher "
-            f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
-        if verdict is not Verdict.CONFIRMED and k1 / n >= 0.75:
-            explanation += (
-                f" At this scale (L = {params['L']}, H = {params['hidden']}) a single head "
-                f"already learns permutations in most seeds, unlike the paper's single head at "
-                f"L = 40, which 'frequently fails': there is little for more heads to rescue, "
-                f"and the mean over {heads} heads' outputs learns more slowly. The paper's "
-                f"scale is the full profile.")
-        return Assessment(
-            verdict=verdict, theory=f"{heads} heads better",
-            empirical={"value": km / n, "ci": list(binomial_ci(km, n)), "confidence": 0.95,
-                       "quantity": f"{heads}-head success rate", "single_head_rate": k1 / n,
-                       "median_steps": [m1, mm]},
-            statistic=f"success (token acc >= 0.95) and steps-to-success on "
-                      f"permutations, GRU 1 head vs {heads} heads ({_scale(params)} each)",
-            tolerance={"alpha_per_test": 0.025,
-                       "why": "two one-sided tests at 0.05 family-wise, Bonferroni"},
-            explanation=explanation, n_seeds=2 * n, details=cmp,
-            figures={"multihead_curves": curves_figure(
-                {"1 head": single, f"{heads} heads": multi}, ["acc", "attn_acc"],
-                f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")},
-        )

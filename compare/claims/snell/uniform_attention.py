@@ -121,7 +121,11 @@ class Stage1BowOptimum(Claim):
         explanation += ("" if bow_ok else f" (not within {self.bow_tolerance}: the optimum "
                         "itself is not reached, so the verdict cannot be confirmed).")
         if diverged := _diverged(results):
-            explanation += f" {diverged} diverged run(s) left out."
+            # a diverged run did not approach the optimum: a failed seed, so no confirmation
+            explanation += (f" {diverged} diverged run(s): failed seeds, left out of the "
+                            f"intervals; the claim cannot be confirmed with them.")
+            if verdict is Verdict.CONFIRMED:
+                verdict = Verdict.INCONCLUSIVE
         # the headline is the distribution that decides the verdict (the first that refutes)
         head = next((r for r in rows if r["verdict"] == str(verdict)), rows[0])
         return Assessment(
@@ -188,7 +192,11 @@ class KtiwLearnedUnderUniformAttention(Claim):
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         n, chance = params["seeds"], 1.0 / (params["L"] + 1)
-        subset, perm = _final(results[:n], "ktiw_acc"), _final(results[n:], "ktiw_acc")
+        # a diverged subset seed did not learn KTIW: a failed seed (accuracy 0); a diverged
+        # permutation seed is left out (a crash is no evidence of staying at chance)
+        subset = np.array([0.0 if r.diverged else float(r.metric("ktiw_acc")[-1])
+                           for r in results[:n]])
+        perm = _final(results[n:], "ktiw_acc")
         (s_lo, s_hi), (p_lo, p_hi) = mean_ci(subset), mean_ci(perm)
         hi_t, lo_t = self.learned_factor * chance, self.chance_factor * chance
         if s_lo > hi_t and p_hi < lo_t:
@@ -202,8 +210,10 @@ class KtiwLearnedUnderUniformAttention(Claim):
             f"{s_hi:.3f}; 'learned' needs > {hi_t:.3f}), permutations {perm.mean():.3f} "
             f"({p_lo:.3f}-{p_hi:.3f}; 'at chance' needs < {lo_t:.3f}); chance 1/S = "
             f"{chance:.3f}.")
-        if diverged := _diverged(results):
-            explanation += f" {diverged} diverged run(s) left out."
+        if diverged := _diverged(results[:n]):
+            explanation += f" {diverged} diverged subset run(s) counted as failed (accuracy 0)."
+        if diverged := _diverged(results[n:]):
+            explanation += f" {diverged} diverged permutation run(s) left out."
         return Assessment(
             verdict=verdict, theory=f"subset > {hi_t:.3f}; permutation < {lo_t:.3f}",
             empirical={"value": float(subset.mean()), "ci": [s_lo, s_hi], "confidence": 0.95,
