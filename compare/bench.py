@@ -142,8 +142,9 @@ def _train_peak_rss_mb(spec_data: dict[str, Any]) -> float:
     import resource
 
     from empirics import RunSpec, train
+    from empirics.executor import one_thread
 
-    torch.set_num_threads(1)
+    one_thread()
     train(RunSpec.from_dict(spec_data))
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB -> MiB
 

@@ -72,6 +72,15 @@ def _store(args: argparse.Namespace):
     return RunStore(Path(args.cache).expanduser() if args.cache else None)
 
 
+def _out_and_store(args: argparse.Namespace):
+    """``--out`` and the run store, both checked to be writable directories (or creatable)."""
+    out = Path(args.out)
+    _check_output_dir(out, "--out")
+    store = _store(args)
+    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
+    return out, store
+
+
 def _check_corpus(path: str) -> str:
     """The corpus directory, resolved, after checking that it holds the WikiText files."""
     from empirics.text_corpus import corpus_fingerprint
@@ -105,10 +114,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.connect_timeout <= 0:
         raise UserError(f"--connect-timeout must be a number of seconds > 0; got "
                         f"{args.connect_timeout:g}")
-    out = Path(args.out)
-    _check_output_dir(out, "--out")
-    store = _store(args)
-    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
+    out, store = _out_and_store(args)
     overrides = {}
     if args.corpus is not None:
         overrides["corpus"] = _check_corpus(args.corpus)
@@ -225,10 +231,7 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
         searchable = [c.id for c in select() if c.space]
         raise UserError(f"claim {claim.id} declares no parameter space to search; claims that "
                         f"do: {', '.join(searchable)}")
-    out = Path(args.out)
-    _check_output_dir(out, "--out")
-    store = _store(args)
-    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
+    out, store = _out_and_store(args)
 
     from compare import falsify
     from empirics import LocalExecutor

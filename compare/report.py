@@ -65,6 +65,10 @@ def measured_text(empirical: dict[str, Any]) -> str:
     return text
 
 
+BOUNDARY_INTRO = ("Where {cmd} searched each claim's parameter space for a point at which it is "
+                  "refuted (the other parameters at the search's profile).")
+
+
 def tolerance_text(tolerance: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {fmt(v)}" for k, v in tolerance.items() if k != "why")
 
@@ -161,9 +165,9 @@ class Report:
     def _boundary_markdown(self) -> list[str]:
         if not self.boundaries:
             return []
-        lines = ["", "## Boundary of validity", "",
-                 "Where `attnverify falsify` searched each claim's parameter space for a point "
-                 "at which it is refuted (the other parameters at the search's profile).", "",
+        lines = ["", "## Boundary of validity", "", BOUNDARY_INTRO.replace("{cmd}",
+                                                                           "`attnverify falsify`"),
+                 "",
                  "| claim | search | result | reproduce |", "|---|---|---|---|"]
         for b in self.boundaries:
             lines.append(f"| `{b['claim_id']}` | {_search_text(b)} | "
@@ -180,10 +184,9 @@ class Report:
             f"<td>{e(b['summary'])}</td>"
             f"<td>{'<code>' + e(b['reproduce']) + '</code>' if b.get('reproduce') else '—'}"
             f"</td></tr>" for b in self.boundaries)
-        return ("<section id='boundaries'><h2>Boundary of validity</h2><p>Where "
-                "<code>attnverify falsify</code> searched each claim's parameter space for a "
-                "point at which it is refuted (the other parameters at the search's profile)."
-                "</p><table><thead><tr><th>claim</th><th>search</th><th>result</th>"
+        intro = BOUNDARY_INTRO.replace("{cmd}", "<code>attnverify falsify</code>")
+        return ("<section id='boundaries'><h2>Boundary of validity</h2>"
+                f"<p>{intro}</p><table><thead><tr><th>claim</th><th>search</th><th>result</th>"
                 f"<th>reproduce</th></tr></thead><tbody>{rows}</tbody></table></section>")
 
     def html(self, records: list[dict[str, Any]],
