@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -139,14 +140,27 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
 
 
 def _train_peak_rss_mb(spec_data: dict[str, Any]) -> float:
-    import resource
-
     from empirics import RunSpec, train
     from empirics.executor import one_thread
 
     one_thread()
     train(RunSpec.from_dict(spec_data))
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB -> MiB
+    return _peak_rss_mb()
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory in MiB: VmHWM, the high-water mark of its own
+    address space (ru_maxrss would not do: Linux carries it across exec, so a spawned worker
+    would report its parent's peak), else ru_maxrss where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB -> MiB
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def peak_rss_mb(spec: RunSpec, steps: int) -> float:

@@ -54,3 +54,16 @@ def test_bench_bad_input(capsys, argv, fragment):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and fragment in err
+
+
+def test_peak_rss_is_the_process_own_high_water_mark():
+    """A fresh process (as the bench's workers are) reports its own peak: it grows by what the
+    process allocates (ru_maxrss would report the parent's peak after exec)."""
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from compare.bench import _peak_rss_mb; b = _peak_rss_mb(); "
+            "x = np.ones(400 * 2**20 // 8); print(b, _peak_rss_mb(), x[-1])")
+    before, after, _ = map(float, subprocess.run([sys.executable, "-c", code], check=True,
+                                                 capture_output=True, text=True).stdout.split())
+    assert 300 <= after - before <= 500  # the 400 MiB block, give or take the allocator
