@@ -87,8 +87,11 @@ def test_budget_and_max_cost_cut_the_search(executor):
 
 
 def test_bad_arguments(executor):
+    class Spaceless(Threshold):
+        space: ClassVar[dict[str, Dimension]] = {}
+
     with pytest.raises(ValueError, match="declares no parameter space"):
-        falsify(select(claim_id="snell.kappa_closed_form")[0], "smoke", executor)
+        falsify(Spaceless(), "smoke", executor)
     with pytest.raises(ValueError, match="budget must be an integer >= 1"):
         falsify(Threshold(), "smoke", executor, budget=0)
 
@@ -151,3 +154,25 @@ def test_falsify_finds_the_toy_classifier_step_size_boundary(capsys, tmp_path):
                  "--param", "lr=0.2", "--cache", str(cache), "--out", str(tmp_path / "r2"),
                  "--quiet"]) == 0
     assert "refuted" in capsys.readouterr().out
+
+
+THEORY = [c for c in SEARCHABLE if not c.specs(c.params("smoke"))]
+
+
+@pytest.mark.parametrize("claim", THEORY, ids=lambda c: c.id)
+def test_claims_without_training_evaluate_at_points_of_their_space(claim, store):
+    """Two points of each theory/Monte Carlo claim's space (drawn by hypothesis, seeded)
+    evaluate to a verdict with a measured value: the space holds no point the claim cannot
+    take."""
+    from compare import evaluate
+
+    executor = LocalExecutor(store, workers=1, progress=False)
+
+    @settings(max_examples=2, derandomize=True)
+    @given(point=space_strategy(claim.space))
+    def check(point):
+        params = claim.params("smoke") | claim.point_params(point)
+        a = evaluate(claim, "smoke", executor, params).assessment
+        assert a.verdict in set(Verdict) and "value" in a.empirical
+
+    check()

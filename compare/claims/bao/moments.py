@@ -53,6 +53,10 @@ class ScoreMoments(Claim):
     paper = "bao"
     statement = ("The derived exact moments mu_t, v_t of the centred scores match Monte Carlo at "
                  "random (d, T, mean, std), for symmetric and non-symmetric W.")
+    space: ClassVar[dict[str, Dimension]] = {
+        "point_seed": Dimension("seed of the random (d, T, mean, std, W) points tested",
+                                low=0, high=10_000),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"n_points": 2, "point_seed": 1, **MONTE_CARLO["smoke"]},
         "quick": {"n_points": 5, "point_seed": 1, **MONTE_CARLO["quick"]},
@@ -233,6 +237,14 @@ class AntrpVariantDisagrees(Claim):
     paper = "bao"
     statement = ("The third-party (ANTRP) variance formula does not match Monte Carlo under this "
                  "token model, while the derived one does (documentation of a discrepancy).")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("width d of the query-key matrix", values=(32, 16, 64, 8, 128)),
+        "eig_std": Dimension("standard deviation s of the W_QK eigenspectrum",
+                             values=(0.3, 0.1, 0.5, 1.0)),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"dims": (point["d"],), "eig_std": point["eig_std"]}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"dims": (32,), "T": 64, "eig_mean": 0.1, "eig_std": 0.3, **MONTE_CARLO["smoke"]},
         "quick": {"dims": (32, 64, 128), "T": 128, "eig_mean": 0.1, "eig_std": 0.3,

@@ -56,6 +56,9 @@ class ZeroMeanNoSelectivity(Claim):
     paper = "bao"
     statement = ("Zero eigen-mean gives a flat rho-profile: no positional selectivity (uniform, "
                  "the rank-collapse side).")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128, 8)),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "stds": (0.05, 0.2, 0.5), "contrast_mean": 0.1, **MONTE_CARLO[p]}
         for p in ("smoke", "quick", "full")
@@ -122,6 +125,11 @@ class LargeVarianceVanishes(Claim):
     paper = "bao"
     statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
                  "plateau side).")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
+        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
+                              values=(0.1, 0.2, 0.05, -0.1, 0.3)),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "eig_mean": 0.1, "stds": (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),
             **MONTE_CARLO[p]} for p in ("smoke", "quick", "full")
@@ -291,6 +299,11 @@ class EntropyMonotoneInVariance(Claim):
     paper = "bao"
     statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
                  "(common random numbers).")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
+        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
+                              values=(0.1, 0.2, 0.05, -0.1, 0.3)),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "eig_mean": 0.1,
             "stds": (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0), **MONTE_CARLO[p]}
@@ -377,6 +390,9 @@ class RankCollapseAtUniform(Claim):
     paper = "bao"
     statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
                  "regime does not.")
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
+    }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "localized": (0.1, 0.01), "n_samples": n, "seed": 0,
             "means": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}

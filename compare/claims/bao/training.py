@@ -230,6 +230,9 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
                  "predicted sign (more variance, lower entropy).")
     PERMUTATIONS = 2000
 
+    space: ClassVar[dict[str, Dimension]] = {
+        "d": Dimension("model width d", values=(32, 16, 64)),
+    }
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         strata = []
         for lam, runs in by_lambda(params, results).items():

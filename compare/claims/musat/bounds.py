@@ -134,6 +134,13 @@ class ConstructionMeetsBound(Claim):
     statement = ("An explicit transformer construction solves random instances exactly with the "
                  "predicted layer count (the bound for the answering position; the gap to "
                  "3^t >= 2D is reported).")
+    space: ClassVar[dict[str, Dimension]] = {
+        "D": Dimension("chain length D (hops)", low=1, high=30),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        # K chains of D + 1 distinct symbols need vocab >= K (D + 1); K <= 4 at every profile
+        return {"depths": (point["D"],), "vocab": max(32, 4 * (point["D"] + 1))}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"depths": (1, 2, 3, 4, 5), "K": 2, "vocab": 32, "instances": 3, "seed": 0},
         "quick": {"depths": tuple(range(1, 14)), "K": 3, "vocab": 64, "instances": 4, "seed": 0},

@@ -20,6 +20,7 @@ import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.claims.musat.bounds import RECONSTRUCTION
 from compare.plotting import PALETTE, new_figure, seed_band
+from compare.space import Dimension
 from compare.stats import mean_ci
 from empirics import Adam, RunResult, RunSpec
 from empirics.retrieval import RetrievalTask
@@ -103,6 +104,16 @@ class _RetrievalClaim(Claim):
     defaults: ClassVar[dict[str, dict[str, Any]]] = RETRIEVAL
     cells: ClassVar[tuple[tuple[str, bool], ...]] = ()
     """(cell, ic) groups this claim reads, each over every seed, in this order."""
+    space: ClassVar[dict[str, Dimension]] = {
+        # shortest chain first: the shrunk counterexample is the smallest D at which a model
+        # with the refined bound + 1 layers fails the claim
+        "D": Dimension("chain length D (hops), with refined min_layers(D) + 1 layers", low=1,
+                       high=4),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        D = point["D"]
+        return {"deep": (D, theory.musat.min_layers_refined_value(D) + 1)}
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return [retrieval_spec(params, cell, ic, seed) for cell, ic in self.cells
@@ -132,6 +143,15 @@ class ShallowModelsFail(_RetrievalClaim):
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
     # are shared with musat.implicit_curriculum_needed)
     cells = (("shallow", True), ("deep", True), ("shallow", False), ("deep", False))
+    space: ClassVar[dict[str, Dimension]] = {
+        # shortest chain first; one layer fewer than the bound, with distractor statements
+        "D": Dimension("chain length D (hops), with min_layers(D) - 1 layers", low=2, high=5),
+        "distractors": Dimension("distractor statements", values=(4, 0, 2, 8)),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        D = point["D"]
+        return {"shallow": (D, theory.musat.min_layers_value(D) - 1, point["distractors"])}
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         accs, diverged = finished([final_query(r) for r in self.groups(params, results)[0]])

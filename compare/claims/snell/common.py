@@ -10,6 +10,7 @@ import numpy as np
 from scipy import stats
 
 from compare.claim import Verdict
+from compare.space import Dimension
 from compare.stats import binomial_ci
 from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
@@ -45,6 +46,15 @@ def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,
                    model=Seq2SeqConfig(hidden=params["hidden"], **model),
                    steps=params["steps"], batch_size=params["batch_size"],
                    eval_every=params["eval_every"], eval_size=params["eval_size"], seed=seed)
+
+
+LENGTH_SPACE = {
+    # shortest first (cheapest): a counterexample shrinks toward the smallest sequence length
+    # at which the claim fails (pitfall §9.2: short permutations can be solved through EOS)
+    "L": Dimension("sequence length L (permutations of L tokens; subsets of L of subset_V)",
+                   low=4, high=16),
+}
+"""The parameter space of the copying claims (issue 9); subset_V >= 16 at every profile."""
 
 
 def scale_text(params: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ import numpy as np
 import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
 from empirics import CopyTask, RunResult, estimate_cooccurrence
 
@@ -47,6 +48,14 @@ class KappaClosedForm(Claim):
                  "1/V for i.i.d. tokens) matches the co-occurrence of the copying data generator.")
     _points = (("subset", 60, 40), ("permutation", 40, 40), ("iid", 60, 40), ("subset", 50, 40),
                ("subset", 80, 40), ("subset", 120, 40), ("subset", 10, 3))
+    space: ClassVar[dict[str, Dimension]] = {
+        "L": Dimension("sequence length L", low=2, high=40),
+        "extra": Dimension("V - L, the words a subset leaves out", low=1, high=40),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        L, V = point["L"], point["L"] + point["extra"]
+        return {"points": (("subset", V, L), ("permutation", L, L), ("iid", V, L))}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"points": _points[:3], "n_sequences": 2_000, "seed": 0},
         "quick": {"points": _points, "n_sequences": 20_000, "seed": 0},

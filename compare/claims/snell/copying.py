@@ -16,6 +16,7 @@ import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.claims.snell.common import (
     COPYING,
+    LENGTH_SPACE,
     PAPER_COPYING,
     SUCCESS,
     compare_groups,
@@ -82,6 +83,7 @@ class SubsetLearnedEverySeed(Claim):
     statement = ("The easy copying distribution (L distinct tokens of V > L, random order) is "
                  "learned by every seed within the step budget.")
     paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
@@ -128,12 +130,7 @@ class PermutationIsHard(Claim):
                  "more slowly than subset copying (40 of 60 in the paper).")
     paper_scale = PAPER_COPYING
     defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
-    space: ClassVar[dict[str, Dimension]] = {
-        # shortest first (cheapest): the shrunk counterexample is the smallest sequence length
-        # at which permutations are significantly easier than subsets (pitfall: EOS attention)
-        "L": Dimension("sequence length L (permutations of L tokens; subsets of L of subset_V)",
-                       low=4, high=16),
-    }
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return ([copy_spec(params, "permutation", params["L"], s) for s in range(params["seeds"])]
@@ -189,6 +186,7 @@ class KtiwPrecedesAttention(Claim):
     statement = ("In normal training the KTIW probe is learned before attention: probe "
                  "accuracy crosses 0.5 no later than attention accuracy, seed by seed.")
     paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
     threshold = 0.5
 
@@ -268,6 +266,7 @@ class KappaPredictsLearningSpeed(Claim):
                  "stage-1 signal kappa(V, L), beyond what V alone explains (a derived "
                  "prediction the paper does not test).")
     paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {**COPYING["smoke"], "vocab": (16, 20, 64), "seeds": 2},
         "quick": {**COPYING["quick"], "vocab": (20, 22, 26, 40, 80, 160), "seeds": 3},

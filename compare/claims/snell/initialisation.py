@@ -11,6 +11,7 @@ import torch
 from compare.claim import Assessment, Claim, Verdict
 from compare.claims.snell.common import PAPER_COPYING
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from compare.stats import mean_ci
 from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 from empirics.attention import entropy_ratio, max_weight_ratio
@@ -45,6 +46,13 @@ class UniformAttentionAtInit(Claim):
     entropy_ratio_min = 0.95
     max_weight_factor = 3.0
     query_fraction_min = 0.95
+    space: ClassVar[dict[str, Dimension]] = {
+        "hidden": Dimension("hidden size H", values=(32, 16, 64, 128)),
+        "L": Dimension("sequence length L (subset of L of L + 5)", low=2, high=20),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"configs": ((point["hidden"], "subset", point["L"] + 5, point["L"]),)}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"configs": ((32, "subset", 15, 10),), "seeds": 3, "eval_size": 32},
         "quick": {"configs": ((64, "subset", 30, 20), (256, "permutation", 40, 40)),

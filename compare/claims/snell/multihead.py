@@ -43,6 +43,7 @@ from compare.claims.snell.common import (
 )
 from compare.claims.snell.copying import curves_figure
 from compare.plotting import PALETTE, new_figure
+from compare.space import Dimension
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
 
@@ -101,6 +102,11 @@ class MultiheadRescuesPermutations(Claim):
                  "protocol": "section5", **SECTION5},
     }
     PROTOCOLS = ("direct", "section5")
+    space: ClassVar[dict[str, Dimension]] = {
+        # fewest heads first: the shrunk counterexample is the smallest head count at which
+        # the bundle is significantly worse than one head
+        "heads": Dimension("number of attention heads (against one)", values=(2, 4, 8, 16)),
+    }
 
     # -- runs --------------------------------------------------------------------------------
     @staticmethod

@@ -176,6 +176,13 @@ class PermutationSaddle(Claim):
     paper = "snell"
     statement = ("In the free-attention toy, zero initialisation on permutations is a saddle: "
                  "the loss stays at log V exactly under SGD, while subset data escape.")
+    space: ClassVar[dict[str, Dimension]] = {
+        "L": Dimension("sequence length L (= V for permutations)", low=2, high=8),
+        "extra": Dimension("subset_V - L for the subset contrast", low=1, high=8),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"L": point["L"], "subset_V": point["L"] + point["extra"]}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {"L": 8, "subset_V": 12, "steps": 200, "seeds": 1, "lr": 1.0},
         "quick": {"L": 10, "subset_V": 15, "steps": 400, "seeds": 3, "lr": 1.0},

@@ -13,8 +13,9 @@ import numpy as np
 
 import theory
 from compare.claim import Assessment, Claim, Verdict
-from compare.claims.snell.common import COPYING, PAPER_COPYING, copy_spec
+from compare.claims.snell.common import COPYING, LENGTH_SPACE, PAPER_COPYING, copy_spec
 from compare.claims.snell.copying import curves_figure
+from compare.space import Dimension
 from compare.stats import mean_ci
 from empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
 
@@ -67,6 +68,7 @@ class Stage1BowOptimum(Claim):
                  "of the distribution (log L for subset copying, log V for permutations) and "
                  "stays above log(L!)/L, the best any decoder without the source order can do.")
     paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = UNIFORM
     bow_tolerance = 0.05
 
@@ -184,6 +186,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
     statement = ("With attention frozen uniform, KTIW (the probe beta) is still learned on the "
                  "subset distribution, but stays at chance on permutations.")
     paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = UNIFORM
     learned_factor, chance_factor = 5.0, 2.0
 
