@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from empirics import RunSpec
+from empirics.executor import worker_count
 
 FAMILIES = ("snell_copying", "snell_multihead", "musat_retrieval", "bao_lm")
 CONFIGS = ("quick", "full")
@@ -222,8 +223,7 @@ def verify_quick_times() -> dict[str, float]:
 def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = CONFIGS,
               repeats: int = 3, with_verify: bool = False,
               log: Callable[[str], None] = print) -> dict[str, Any]:
-    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
+    workers = worker_count(None)
     log(f"GEMM peak on {workers} core(s)...")
     peak = gemm_peak(repeats)
     models = []

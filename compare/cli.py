@@ -72,6 +72,15 @@ def _store(args: argparse.Namespace):
     return RunStore(Path(args.cache).expanduser() if args.cache else None)
 
 
+def _check_profile_and_workers(args: argparse.Namespace) -> None:
+    from compare.claim import PROFILES
+
+    if args.profile not in PROFILES:
+        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    if getattr(args, "workers", None) is not None and args.workers < 1:
+        raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+
+
 def _out_and_store(args: argparse.Namespace):
     """``--out`` and the run store, both checked to be writable directories (or creatable)."""
     out = Path(args.out)
@@ -95,16 +104,12 @@ def _check_corpus(path: str) -> str:
 
 # -- verify ---------------------------------------------------------------------------------
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from compare.claim import PROFILES
     from compare.registry import select
 
-    if args.profile not in PROFILES:
-        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    _check_profile_and_workers(args)
     if not (args.executor in ("local", "dask-local") or args.executor.startswith("dask://")):
         raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
                         f"dask://HOST:PORT")
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     try:
         claims = select(args.paper, args.claim)
     except ValueError as exc:
@@ -185,9 +190,10 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
             raise UserError(f"unknown parameter {name!r} of {claim.id}; accepted: "
                             f"{', '.join(defaults)}")
         point[name] = _param_value(text, defaults[name])
-    params = defaults | {k: v for k, v in overrides.items() if k in claim.overridable} | point
+    from compare.verify import plan_params
+
     try:
-        claim.specs(params)
+        claim.specs(plan_params(claim, profile, overrides, point))
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise UserError(f"--param: {exc}") from None
     return {claim.id: point}
@@ -212,17 +218,13 @@ def _executor(args: argparse.Namespace, store):
 
 # -- falsify --------------------------------------------------------------------------------
 def _cmd_falsify(args: argparse.Namespace) -> int:
-    from compare.claim import PROFILES
     from compare.registry import select
 
-    if args.profile not in PROFILES:
-        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    _check_profile_and_workers(args)
     if args.budget < 1:
         raise UserError(f"--budget must be an integer >= 1; got {args.budget}")
     if args.max_cost is not None and args.max_cost <= 0:
         raise UserError(f"--max-cost must be a number of seconds > 0; got {args.max_cost:g}")
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     try:
         (claim,) = select(None, args.claim)
     except ValueError as exc:
@@ -299,10 +301,8 @@ def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 # -- figures ------------------------------------------------------------------------------
 def _cmd_figures(args: argparse.Namespace) -> int:
-    from compare.claim import PROFILES
 
-    if args.profile not in PROFILES:
-        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    _check_profile_and_workers(args)
     out = Path(args.out)
     _check_output_dir(out, "--out")
     from paper_figures import regenerate

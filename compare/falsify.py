@@ -29,7 +29,7 @@ from hypothesis.errors import NoSuchExample
 from compare.claim import Claim, Verdict
 from compare.report import jsonable
 from compare.space import covered, space_strategy
-from compare.verify import evaluate
+from compare.verify import evaluate, plan_params
 from empirics import Executor
 
 
@@ -147,7 +147,7 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
             cut[:] = ["max-cost"]
             return None
         overrides = claim.point_params(point)
-        outcome = evaluate(claim, profile, executor, claim.params(profile) | overrides)
+        outcome = evaluate(claim, profile, executor, plan_params(claim, profile, point=overrides))
         a = outcome.assessment
         seen[key] = done = EvaluatedPoint(
             point=point, params=overrides, verdict=str(a.verdict),

@@ -12,6 +12,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy import stats
 
+from empirics import RunResult
+
 PALETTE = {
     "theory": "#000000",
     "blue": "#0072B2",
@@ -46,3 +48,14 @@ def seed_band(ax: Axes, steps: np.ndarray, curves: Sequence[np.ndarray], colour:
         half = (stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * values.std(0, ddof=1)
                 / np.sqrt(len(values)))
         ax.fill_between(steps, mean - half, mean + half, color=colour, alpha=0.2, linewidth=0)
+
+
+def runs_with_band(ax: Axes, runs: Sequence[RunResult], metric: str, colour: str,
+                   label: str) -> None:
+    """Every run's history of ``metric`` (thin) under :func:`seed_band` of the runs that did not
+    diverge (thick; drawn when their evaluation steps agree)."""
+    for r in runs:
+        ax.plot(r.eval_steps, r.metric(metric), color=colour, alpha=0.35, lw=0.7)
+    done = [r for r in runs if not r.diverged]
+    if done and all(len(r.eval_steps) == len(done[0].eval_steps) for r in done):
+        seed_band(ax, done[0].eval_steps, [r.metric(metric) for r in done], colour, label=label)

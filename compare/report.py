@@ -140,14 +140,11 @@ class Report:
         lines += [f"- {line}" for line in self._header_lines()] + [""]
         lines += ["| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
                   "|---|---|---|---|---|---|"]
-        def cell(text: str) -> str:  # a "|" inside a cell would end it on GitHub
-            return text.replace("|", "\\|")
-
         for r in records:
             lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
-                         f"**{r['verdict']}** | {cell(fmt(r['theory']))} | "
-                         f"{cell(measured_text(r['empirical']))} | "
-                         f"{cell(tolerance_text(r['tolerance']))} |")
+                         f"**{r['verdict']}** | {_md_cell(fmt(r['theory']))} | "
+                         f"{_md_cell(measured_text(r['empirical']))} | "
+                         f"{_md_cell(tolerance_text(r['tolerance']))} |")
         lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
@@ -171,7 +168,7 @@ class Report:
                  "| claim | search | result | reproduce |", "|---|---|---|---|"]
         for b in self.boundaries:
             lines.append(f"| `{b['claim_id']}` | {_search_text(b)} | "
-                         f"{b['summary'].replace('|', chr(92) + '|')} | "
+                         f"{_md_cell(b['summary'])} | "
                          + (f"`{b['reproduce']}`" if b.get("reproduce") else "—") + " |")
         return lines
 
@@ -239,6 +236,11 @@ section {{ margin-top: 2.5rem; }}
 {''.join(sections)}
 </body></html>
 """
+
+
+def _md_cell(text: str) -> str:
+    """Text for a markdown table cell: a "|" inside a cell would end it on GitHub."""
+    return text.replace("|", "\\|")
 
 
 def _search_text(boundary: dict[str, Any]) -> str:

@@ -58,16 +58,23 @@ def evaluate(claim: Claim, profile: str, executor: Executor,
         return _assess(claim, profile, params, specs[claim.id], results[claim.id])
 
 
+def plan_params(claim: Claim, profile: str, overrides: dict[str, Any] | None = None,
+                point: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters a claim is evaluated at: the profile's defaults, then the ``overrides``
+    the claim lists as ``overridable`` (others ignore them), then the ``point``."""
+    overrides = overrides or {}
+    return (claim.params(profile) | {k: v for k, v in overrides.items() if k in claim.overridable}
+            | (point or {}))
+
+
 def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
                  overrides: dict[str, Any] | None = None,
                  points: dict[str, dict[str, Any]] | None = None) -> list[ClaimOutcome]:
     """Evaluate ``claims`` at their ``profile`` defaults with one executor batch for all runs;
     ``overrides`` replace the parameters a claim lists as ``overridable`` (others ignore them);
     ``points`` maps a claim id to parameters that replace its defaults (``verify --param``)."""
-    overrides, points = overrides or {}, points or {}
-    plans = [(claim, claim.params(profile) | {k: v for k, v in overrides.items()
-                                              if k in claim.overridable}
-              | points.get(claim.id, {}))
+    points = points or {}
+    plans = [(claim, plan_params(claim, profile, overrides, points.get(claim.id)))
              for claim in claims]
     specs, results = _run_stages(plans, executor, desc="training")
     with rooted(executor.store.root):
@@ -84,27 +91,30 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
     """Every claim's runs, stage after stage: the specs of all claims go to the executor as one
     batch, then each claim's ``followup`` may ask for more, until none does."""
     specs = {claim.id: list(claim.specs(params)) for claim, params in plans}
+    keys = {claim_id: [s.key() for s in group] for claim_id, group in specs.items()}  # hashed once
+    labels: dict[str, list[str]] = {}
+    for claim_id, group in keys.items():
+        for key in group:
+            labels.setdefault(key, []).append(claim_id)
     batch = [s for group in specs.values() for s in group]
     found: dict[str, RunResult] = {}
-    stages = 0
-    while batch:
-        stages += 1
-        if stages > MAX_STAGES:
-            raise RuntimeError(f"claims {', '.join(c.id for c, _ in plans)} asked for more than "
-                               f"{MAX_STAGES} stages of runs; a followup must end")
-        labels: dict[str, list[str]] = {}
-        for claim_id, group in specs.items():
-            for spec in group:
-                labels.setdefault(spec.key(), []).append(claim_id)
+    for _ in range(MAX_STAGES):
+        if not batch:
+            return specs, {claim_id: [found[k] for k in group] for claim_id, group in keys.items()}
         for result in executor.run(batch, desc=desc,
                                    labels={k: ", ".join(v) for k, v in labels.items()}):
             found[result.key] = result
         batch = []
         for claim, params in plans:
-            more = claim.followup(params, [found[s.key()] for s in specs[claim.id]])
-            if {s.key() for s in more} & {s.key() for s in specs[claim.id]}:
+            more = claim.followup(params, [found[k] for k in keys[claim.id]])
+            new_keys = [s.key() for s in more]
+            if set(new_keys) & set(keys[claim.id]):
                 raise RuntimeError(f"{claim.id}: followup asked again for runs it has (a "
                                    f"followup must return only new runs, then none)")
             specs[claim.id] += more
+            keys[claim.id] += new_keys
+            for key in new_keys:
+                labels.setdefault(key, []).append(claim.id)
             batch += more
-    return specs, {claim_id: [found[s.key()] for s in group] for claim_id, group in specs.items()}
+    raise RuntimeError(f"claims {', '.join(c.id for c, _ in plans)} asked for more than "
+                       f"{MAX_STAGES} stages of runs; a followup must end")

@@ -22,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from empirics.executor import CodeMismatchError, Executor, ExecutorSetupError, _CostBar, one_thread
+from empirics.executor import (
+    CodeMismatchError,
+    Executor,
+    ExecutorSetupError,
+    _CostBar,
+    one_thread,
+    worker_count,
+)
 from empirics.result import RunResult
 from empirics.spec import RunSpec
 from empirics.store import RunStore
@@ -68,18 +75,16 @@ class DaskExecutor(Executor):
     def __init__(self, store: RunStore, address: str, workers: int | None = None,
                  progress: bool = True, connect_timeout: float = 10.0) -> None:
         super().__init__(store, progress)
-        if workers is not None and workers < 1:
-            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+        n_workers = worker_count(workers)  # validated even when a remote cluster ignores it
         local = address == "dask-local"
         target = None if local else scheduler_address(address)  # before importing: fast errors
         distributed = _import_distributed()
         self.cluster = None
         if local:
-            import os
-
-            # a sweep is one thread per worker; the dashboard would need bokeh and a port
+            # one thread per worker (a run is one torch thread); the scheduler's HTTP server
+            # always starts, so it gets a free loopback port (8787 may be taken)
             self.cluster = distributed.LocalCluster(
-                n_workers=workers or len(os.sched_getaffinity(0)), threads_per_worker=1,
+                n_workers=n_workers, threads_per_worker=1,
                 processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
                 silence_logs=logging.ERROR)
             target = self.cluster.scheduler_address

@@ -39,6 +39,14 @@ class CodeMismatchError(RuntimeError):
     code differs between them (edited mid-sweep, or another version on a remote worker)."""
 
 
+def worker_count(workers: int | None) -> int:
+    """``workers``, or the number of cores this process may use; ValueError below 1."""
+    workers = workers if workers is not None else len(os.sched_getaffinity(0))
+    if workers < 1:
+        raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
+    return workers
+
+
 def one_thread() -> None:
     """Every worker trains with one torch thread: results equal the in-process path's."""
     torch.set_num_threads(1)
@@ -101,10 +109,7 @@ class LocalExecutor(Executor):
 
     def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
         super().__init__(store, progress)
-        workers = workers if workers is not None else len(os.sched_getaffinity(0))
-        if workers < 1:
-            raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
-        self.workers = workers
+        self.workers = worker_count(workers)
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
         if self.workers == 1 or len(missing) == 1:

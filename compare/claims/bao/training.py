@@ -181,8 +181,8 @@ class LocaterEffect(_LMClaim):
                    "loss worse": loss_ci[0] > margin,
                    # a run that diverged with LocAteR where its unregularised twin did not is a
                    # failed seed: its validation loss is worse, whatever the other pairs say
-                   f"{row.get('diverged_alone', 0)} run(s) diverged with LocAteR only":
-                       row.get("diverged_alone", 0) > 0}
+                   f"{row['diverged_alone']} run(s) diverged with LocAteR only":
+                       row["diverged_alone"] > 0}
         if any(against.values()):
             return Verdict.REFUTED, "significantly the other way: " + ", ".join(
                 k for k, v in against.items() if v)

@@ -19,7 +19,7 @@ import numpy as np
 import theory
 from compare.claim import Assessment, Claim, Verdict
 from compare.claims.musat.bounds import RECONSTRUCTION
-from compare.plotting import PALETTE, new_figure, seed_band
+from compare.plotting import PALETTE, new_figure, runs_with_band
 from compare.space import Dimension
 from compare.stats import mean_ci
 from empirics import Adam, RunResult, RunSpec
@@ -445,6 +445,8 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
     panels = [ic for ic in (True, False) if any(flag == ic for _, flag in cells)]
     fig, axes = new_figure(ncols=len(panels), width=4.0)
     n = params["seeds"]
+    depths = np.arange(1, 6)
+    tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
     for ax, ic in zip(axes, panels, strict=True):
         for i, (cell, flag) in enumerate(cells):
             if flag != ic:
@@ -456,14 +458,10 @@ def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
                        marker="s", edgecolors="black")
             ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center",
                         color="white" if acc < 0.6 else "black")
-        depths = np.arange(1, 6)
-        ax.bar(depths, [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths],
-               width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
+        ax.bar(depths, tops, width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
                label="fewer layers than the bound (3^t < 2D)")
         # the bound as a line: the top edge of the shaded cells, min_layers(D) - 1/2
-        edges = np.arange(0.5, 6.0)
-        tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
-        ax.step(edges, [*tops, tops[-1]], where="post", color=PALETTE["theory"],
+        ax.step(np.arange(0.5, 6.0), [*tops, tops[-1]], where="post", color=PALETTE["theory"],
                 label="bound: min_layers(D), smallest t with 3^t >= 2D")
         ax.set_xlabel("chain length D (hops)")
         ax.set_ylabel("layers t")
@@ -504,12 +502,7 @@ def ic_figure(groups: list[list[RunResult]]):
     fig, (ax,) = new_figure()
     for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
                                    ("IC", "query-only"), strict=True):
-        for r in runs:
-            ax.plot(r.eval_steps, r.metric("query_acc"), color=colour, alpha=0.35, lw=0.7)
-        done = [r for r in runs if not r.diverged]
-        if done and all(len(r.eval_steps) == len(done[0].eval_steps) for r in done):
-            seed_band(ax, done[0].eval_steps, [r.metric("query_acc") for r in done], colour,
-                      label=f"{label} (mean, 95% CI; thin: seeds)")
+        runs_with_band(ax, runs, "query_acc", colour, f"{label} (mean, 95% CI; thin: seeds)")
     ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
     ax.set_xlabel("training step")
     ax.set_ylabel("query accuracy (answer token)")

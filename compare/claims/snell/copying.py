@@ -26,7 +26,7 @@ from compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
-from compare.plotting import PALETTE, new_figure, seed_band
+from compare.plotting import PALETTE, new_figure, runs_with_band
 from compare.space import Dimension
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
@@ -49,12 +49,7 @@ def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str]
     fig, axes = new_figure(ncols=len(metrics))
     for ax, metric in zip(axes, metrics, strict=True):
         for (label, runs), colour in zip(groups.items(), colours, strict=False):
-            for r in runs:
-                ax.plot(r.eval_steps, r.metric(metric), color=colour, alpha=0.35, lw=0.7)
-            done = [r for r in runs if not r.diverged]
-            if done and all(len(r.eval_steps) == len(done[0].eval_steps) for r in done):
-                seed_band(ax, done[0].eval_steps, [r.metric(metric) for r in done], colour,
-                          label=f"{label} (mean, 95% CI)")
+            runs_with_band(ax, runs, metric, colour, f"{label} (mean, 95% CI)")
         if metric in SUCCESS:
             ax.axhline(SUCCESS[metric], color=PALETTE["grey"], linestyle="--", lw=1)
         ax.set_xlabel(r"training step $\tau$")
