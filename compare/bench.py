@@ -9,11 +9,18 @@ Measured, in one run:
     thread each, through the one training loop (``empirics.train``);
   - the straightforward reference: one seed after another in this process, PyTorch's default
     threads, a plain loop over steps; and the ratio of the two;
-  - FLOPs per training step counted by ``torch.utils.flop_counter`` (forward and backward) and
-    the achieved fraction of the measured peak;
+  - FLOPs per training step (forward and backward): ``torch.utils.flop_counter`` for every op
+    it knows, plus the analytic count of the recurrent layers, which it does not count
+    (PyTorch's fused LSTM/GRU kernels have no FLOP formula): :func:`recurrent_flops`; and the
+    achieved fraction of the measured peak;
   - the peak resident memory of a worker process training the run (``peak_rss_mb``);
-- theory throughput: Bao's localization summaries on 10^6 (d, T, mean, std) points, Mușat's
-  information-flow game at D = 10^4 (intervals) and D = 60 (sets);
+  - what bounds the speed-up of batching seeds (``fixed_cost_fraction``): the step time at
+    batch 1 over the step time at the configuration's batch, one thread. Batching S seeds
+    shares at most that per-step fixed cost, so it cannot make a seed-step faster than
+    ``1 / (1 - fixed_cost_fraction)`` times (``batching_bound``) on one core;
+- theory throughput: 10^6 values of Bao's rho (the issue's target), Bao's localization
+  summaries on 10^6 (d, T, mean, std) points (each a whole rho-profile of T positions, about
+  7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets);
 - optionally (``--verify``) ``verify --profile quick`` wall time, cold (empty cache) and warm.
 
 Per-step times are slopes between two run lengths, so set-up and evaluation cancel; every number
@@ -86,17 +93,75 @@ def gemm_peak(repeats: int = 3, sizes: tuple[int, ...] = (256, 512, 1024, 2048))
     return best
 
 
-def flops_per_step(spec: RunSpec) -> float:
-    """Forward + backward FLOPs of one training step, counted by torch's FlopCounterMode."""
-    from torch.utils.flop_counter import FlopCounterMode
+def recurrent_flops(module: torch.nn.Module, inputs: torch.Tensor) -> float:
+    """Analytic forward + backward FLOPs of one call of an ``nn.LSTM`` or ``nn.GRU`` on
+    ``inputs``: per layer, direction and time step the gate pre-activations are one
+    (B, in + H) x (in + H, G H) matmul (G = 4 gates for the LSTM, 3 for the GRU), 2 B (in + H)
+    G H FLOPs; the backward pass costs twice the forward (gradients of the inputs and of the
+    weights), as for any matmul. Gate nonlinearities are not counted (FlopCounterMode counts
+    no elementwise op either)."""
+    assert isinstance(module, torch.nn.LSTM | torch.nn.GRU)
+    gates = 4 if isinstance(module, torch.nn.LSTM) else 3
+    batch_first = module.batch_first
+    B, T = (inputs.shape[0], inputs.shape[1]) if batch_first else (inputs.shape[1],
+                                                                      inputs.shape[0])
+    H, directions = module.hidden_size, 2 if module.bidirectional else 1
+    total = 0
+    for layer in range(module.num_layers):
+        width = module.input_size if layer == 0 else H * directions
+        total += directions * T * 2 * B * (width + H) * gates * H
+    return 3.0 * total
 
+
+def flops_per_step(spec: RunSpec) -> float:
+    """Forward + backward FLOPs of one training step of ``spec`` (:func:`count_step_flops`)."""
     from empirics import build_model
 
-    model = build_model(spec)
     batch = spec.task.sample(spec.batch_size, torch.Generator().manual_seed(0))
-    with FlopCounterMode(display=False) as counter:
-        model.loss(batch).backward()
-    return float(counter.get_total_flops())
+    return count_step_flops(build_model(spec), lambda m: m.loss(batch))
+
+
+def count_step_flops(model: torch.nn.Module,
+                     loss: Callable[[torch.nn.Module], torch.Tensor]) -> float:
+    """FLOPs of ``loss(model).backward()``: torch's FlopCounterMode, plus
+    :func:`recurrent_flops` for each recurrent layer in which the counter saw nothing (the fused
+    oneDNN LSTM kernel has no FLOP formula; the GRU runs as ops the counter does see, and is not
+    counted twice)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    analytic: dict[str, float] = {}
+    hooks = []
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.LSTM | torch.nn.GRU):
+            def record(mod: torch.nn.Module, args: tuple[Any, ...], out: Any,
+                       name: str = name) -> None:
+                analytic[name] = analytic.get(name, 0.0) + recurrent_flops(mod, args[0])
+            hooks.append(module.register_forward_hook(record))
+    try:
+        with FlopCounterMode(display=False) as counter:
+            loss(model).backward()
+    finally:
+        for hook in hooks:
+            hook.remove()
+    # the counter names a module by its path from the outermost module called ("Model.encoder")
+    seen = {key: sum(ops.values()) for key, ops in counter.get_flop_counts().items()}
+    missed = sum(flops for name, flops in analytic.items()
+                 if not any(n for key, n in seen.items()
+                            if key == name or key.endswith(f".{name}")))
+    return float(counter.get_total_flops()) + missed
+
+
+def fixed_cost_fraction(spec: RunSpec, steps: int, repeats: int) -> float:
+    """Step time at batch 1 over step time at ``spec.batch_size``, one thread, the plain loop:
+    the share of a step that does not grow with the batch (op dispatch, Python, the optimizer
+    over the parameters), i.e. all that batching seeds could share."""
+    from empirics.train import single_thread
+
+    with single_thread():
+        small = min(reference_step_time(dataclasses.replace(spec, batch_size=1),
+                                        (steps, 2 * steps)) for _ in range(repeats))
+        full = min(reference_step_time(spec, (steps, 2 * steps)) for _ in range(repeats))
+    return min(1.0, small / full)
 
 
 def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
@@ -118,26 +183,46 @@ def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
     return (run(steps[1]) - run(steps[0])) / (steps[1] - steps[0])
 
 
-def _train_steps(spec_data: dict[str, Any]) -> float:
-    from empirics import RunSpec, train
+def _train_unit(unit: list[dict[str, Any]]) -> float:
+    from empirics import RunSpec
+    from empirics.train import train_group
 
     start = time.perf_counter()
-    train(RunSpec.from_dict(spec_data))
+    train_group([RunSpec.from_dict(data) for data in unit])
     return time.perf_counter() - start
+
+
+def verify_way_seeds(spec: RunSpec, workers: int) -> int:
+    """How many seeds the verify-way measurement trains at once: one per worker, or a full
+    seed-batched group per worker where the model trains seed-batched (as ``verify`` does
+    with a claim's seeds)."""
+    from empirics.executor import MAX_SEED_GROUP
+    from empirics.train import batched_by_default
+
+    return workers * (MAX_SEED_GROUP if batched_by_default(spec) else 1)
 
 
 def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
                                 workers: int) -> float:
-    """Seed-steps per second with ``workers`` processes each training one seed on one thread."""
-    context = get_context("spawn")
+    """Seed-steps per second the way ``verify`` trains: :func:`verify_way_seeds` seeds split
+    into units of work by the executor's own :func:`~empirics.executor.work_units`, one
+    process per core, one thread each."""
+    from empirics.executor import work_units
+
+    seeds = verify_way_seeds(spec, workers)
+
+    def units(n: int) -> list[list[dict[str, Any]]]:
+        return [[s.to_dict() for s in unit]
+                for unit in work_units([_short(spec, n, s) for s in range(seeds)], workers)]
+
     walls = []
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        list(pool.map(_train_steps, [_short(spec, 1, s).to_dict() for s in range(workers)]))
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        list(pool.map(_train_unit, units(1)))
         for n in steps:
             start = time.perf_counter()
-            list(pool.map(_train_steps, [_short(spec, n, s).to_dict() for s in range(workers)]))
+            list(pool.map(_train_unit, units(n)))
             walls.append(time.perf_counter() - start)
-    return workers * (steps[1] - steps[0]) / max(walls[1] - walls[0], 1e-9)
+    return seeds * (steps[1] - steps[0]) / max(walls[1] - walls[0], 1e-9)
 
 
 def _train_peak_rss_mb(spec_data: dict[str, Any]) -> float:
@@ -197,7 +282,12 @@ def theory_throughput(repeats: int) -> dict[str, Any]:
     n = 10**6
     d, T = rng.choice([16, 32, 64, 128], n), rng.choice([32, 64, 128], n)
     m, s = rng.uniform(-0.3, 0.3, n), rng.uniform(0, 0.5, n)
+    values = 10**6 // 100  # 10^4 points x T = 100 positions = 10^6 values of rho
+    vd, vm, vs = rng.choice([16, 32, 64, 128], values), rng.uniform(-0.3, 0.3, values), \
+        rng.uniform(0, 0.5, values)
     return {
+        "bao_rho_1e6_values_s": _timed(
+            lambda: theory.bao.rho_profile_grid(vd, 100, vm, vs), repeats),
         "bao_localization_grid_1e6_s": _timed(
             lambda: theory.bao.localization_grid(d, T, m, s), repeats),
         "musat_game_intervals_D1e4_s": _timed(
@@ -223,6 +313,8 @@ def verify_quick_times() -> dict[str, float]:
 def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = CONFIGS,
               repeats: int = 3, with_verify: bool = False,
               log: Callable[[str], None] = print) -> dict[str, Any]:
+    from empirics.train import batched_by_default
+
     workers = worker_count(None)
     log(f"GEMM peak on {workers} core(s)...")
     peak = gemm_peak(repeats)
@@ -237,6 +329,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
             steps = (k, 2 * k)
             log(f"{family} @ {config}: {k}-step slopes, {repeats} repeats...")
             flops = flops_per_step(spec)
+            fixed = fixed_cost_fraction(spec, k, repeats)
             ours = [verify_way_seed_steps_per_s(spec, steps, workers) for _ in range(repeats)]
             ref = [1.0 / reference_step_time(spec, steps) for _ in range(repeats)]
             ours_s, ref_s = summary(ours), summary(ref)
@@ -250,6 +343,10 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
                 "reference_spread": ref_s,
                 "speedup": ours_s["median"] / ref_s["median"],
                 "peak_rss_mb": rss,
+                "seed_batched": batched_by_default(spec),
+                "seeds_at_once": verify_way_seeds(spec, workers),
+                "fixed_cost_fraction": fixed,
+                "batching_bound": 1.0 / max(1.0 - fixed, 1e-9),
             })
     log("theory throughput...")
     result: dict[str, Any] = {"gemm_peak_flops": peak, "workers": workers, "models": models,
@@ -264,13 +361,20 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
 def table(result: dict[str, Any]) -> str:
     lines = [f"GEMM peak: {result['gemm_peak_flops'] / 1e9:.1f} GFLOP/s "
              f"({result['workers']} cores)", "",
-             f"{'family':<17} {'config':<6} {'seed-steps/s':>12} {'reference':>10} "
-             f"{'speedup':>8} {'GFLOP/step':>10} {'of peak':>8} {'peak RSS':>9}"]
+             f"{'family':<17} {'config':<6} {'way':<8} {'seed-steps/s':>12} {'reference':>10} "
+             f"{'speedup':>8} {'GFLOP/step':>10} {'of peak':>8} {'peak RSS':>9} "
+             f"{'fixed':>6} {'bound':>6}"]
     for m in result["models"]:
-        lines.append(f"{m['family']:<17} {m['config']:<6} {m['seed_steps_per_s']:>12.2f} "
+        way = f"{m['seeds_at_once']}x{'b' if m['seed_batched'] else 'p'}"
+        lines.append(f"{m['family']:<17} {m['config']:<6} {way:<8} "
+                     f"{m['seed_steps_per_s']:>12.2f} "
                      f"{m['reference_seed_steps_per_s']:>10.2f} {m['speedup']:>7.2f}x "
                      f"{m['flops_per_step'] / 1e9:>10.3f} {100 * m['fraction_of_peak']:>7.1f}% "
-                     f"{m['peak_rss_mb']:>6.0f} MiB")
+                     f"{m['peak_rss_mb']:>6.0f} MiB {100 * m['fixed_cost_fraction']:>5.0f}% "
+                     f"{m['batching_bound']:>5.2f}x")
+    lines.append("way: seeds trained at once, b = seed-batched groups, p = one per process; "
+                 "fixed: share of a step that batching seeds could share; bound: the most "
+                 "batching could gain per core")
     lines.append("")
     for name, s in result["theory"].items():
         lines.append(f"{name}: {s['median']:.3f} s (min {s['min']:.3f}, max {s['max']:.3f})")

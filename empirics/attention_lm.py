@@ -63,6 +63,11 @@ class AttentionLMConfig(ModelConfig):
         require(vocab is not None, "task", "a language-modelling task (with vocab_size)", task)
         return AttentionLM(self, vocab(), max_len=task.T)  # type: ignore[attr-defined]
 
+    def seed_batchable(self) -> bool:
+        """Only without dropout: the plain loop draws each seed's dropout masks from that
+        seed's own noise stream, which one batched model cannot reproduce."""
+        return self.dropout == 0
+
     def relative_cost(self, task: TaskConfig) -> float:
         T = getattr(task, "T", 64)
         vocab = task.vocab_size() if hasattr(task, "vocab_size") else 64

@@ -89,3 +89,9 @@ class ModelConfig(Config):
     def relative_cost(self, task: TaskConfig) -> float:
         """Rough cost of one training example, for scheduling the longest runs first."""
         return 1.0
+
+    def seed_batchable(self) -> bool:
+        """Whether runs of this model that differ only in their seed may train as one
+        seed-batched model (:mod:`empirics.seed_batch`): no in-model randomness and every op
+        with a vmap rule. Default False (the plain loop)."""
+        return False

@@ -26,14 +26,16 @@ from empirics.executor import (
     CodeMismatchError,
     Executor,
     ExecutorSetupError,
+    _and_others,
     _CostBar,
     one_thread,
+    work_units,
     worker_count,
 )
 from empirics.result import RunResult
 from empirics.spec import RunSpec
 from empirics.store import RunStore
-from empirics.train import train
+from empirics.train import train_group
 
 INSTALL_HINT = "pip install 'attnverify[dask]' (or: pip install 'dask[distributed]')"
 _ADDRESS = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]+)")
@@ -58,11 +60,13 @@ def _import_distributed() -> Any:
     return distributed
 
 
-def train_remote(spec_data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The task a worker runs: train one spec (one torch thread), return metadata and arrays."""
+def train_remote(unit: list[dict[str, Any]]
+                 ) -> list[tuple[dict[str, Any], dict[str, np.ndarray]]]:
+    """The task a worker runs: train one unit of work (one run, or a seed-batched group; one
+    torch thread), return each run's metadata and arrays."""
     one_thread()
-    result = train(RunSpec.from_dict(spec_data))
-    return result.metadata(), result.arrays()
+    return [(result.metadata(), result.arrays())
+            for result in train_group([RunSpec.from_dict(data) for data in unit])]
 
 
 class DaskExecutor(Executor):
@@ -100,27 +104,31 @@ class DaskExecutor(Executor):
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
         from distributed import as_completed
 
-        futures = {self.client.submit(train_remote, spec.to_dict(), key=f"attnverify-{spec.key()}",
-                                      pure=False): spec
-                   for spec in missing}
+        n_workers = len(self.client.scheduler_info().get("workers", {})) or 1
+        units = work_units(missing, n_workers)
+        futures = {self.client.submit(train_remote, [s.to_dict() for s in unit],
+                                      key=f"attnverify-{unit[0].key()}-{len(unit)}",
+                                      pure=False): unit
+                   for unit in units}
         results: dict[str, RunResult] = {}
         try:
             for future in as_completed(futures, loop=self.client.loop):
-                spec = futures[future]
+                unit = futures[future]
                 if future.status != "finished":
                     error = future.exception()
-                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed on the Dask "
-                                       f"cluster: {type(error).__name__}: {error}") from error
-                metadata, arrays = future.result()
-                if metadata.get("key") != spec.key():
-                    raise CodeMismatchError(
-                        f"a Dask worker computed run key {metadata.get('key')} for {spec.key()}: "
-                        f"its attnverify code differs from this client's; install the same "
-                        f"version on the workers")
-                result = RunResult.from_parts(metadata, arrays)
-                self.store.put(result)  # the client is the store's only writer
-                results[spec.key()] = result
-                bar.done(spec)
+                    raise RuntimeError(f"run {unit[0].key()} ({unit[0].label()})"
+                                       f"{_and_others(unit)} failed on the Dask cluster: "
+                                       f"{type(error).__name__}: {error}") from error
+                for spec, (metadata, arrays) in zip(unit, future.result(), strict=True):
+                    if metadata.get("key") != spec.key():
+                        raise CodeMismatchError(
+                            f"a Dask worker computed run key {metadata.get('key')} for "
+                            f"{spec.key()}: its attnverify code differs from this client's; "
+                            f"install the same version on the workers")
+                    result = RunResult.from_parts(metadata, arrays)
+                    self.store.put(result)  # the client is the store's only writer
+                    results[spec.key()] = result
+                    bar.done(spec)
                 future.release()
         finally:
             self.client.cancel([f for f in futures if not f.done()])

@@ -2,7 +2,9 @@
 
 :class:`Executor` holds what every backend shares: cached runs are read back, the missing ones are
 computed longest first under one progress bar, and only they are computed (an interrupted sweep
-resumes where it stopped). A backend implements :meth:`Executor._compute`.
+resumes where it stopped). A backend implements :meth:`Executor._compute`; the unit of work it
+ships is a list of runs from :func:`work_units`: one run, or a group of seeds of a model that
+trains seed-batched (:func:`empirics.train.train_group`).
 
 :class:`LocalExecutor` trains the missing runs one per worker process with
 ``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops; ARCHITECTURE.md,
@@ -13,6 +15,8 @@ give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
 
 from __future__ import annotations
 
+import itertools
+import math
 import multiprocessing
 import os
 from abc import ABC, abstractmethod
@@ -26,7 +30,7 @@ from tqdm.auto import tqdm
 from empirics.result import RunResult
 from empirics.spec import RunSpec
 from empirics.store import RunStore
-from empirics.train import train
+from empirics.train import batched_by_default, seed_group_key, train_group
 
 
 class ExecutorSetupError(Exception):
@@ -45,6 +49,32 @@ def worker_count(workers: int | None) -> int:
     if workers < 1:
         raise ValueError(f"workers must be an integer >= 1; got {workers!r}")
     return workers
+
+
+MAX_SEED_GROUP = 8
+"""At most this many seeds per batched group (memory grows with the group)."""
+
+
+def work_units(specs: Sequence[RunSpec], workers: int) -> list[list[RunSpec]]:
+    """Split ``specs`` into units of work, longest first: every run of a model that trains
+    seed-batched joins the other seeds of its configuration (at most :data:`MAX_SEED_GROUP`
+    per unit), every other run is a unit of its own. While there are fewer units than
+    ``workers``, groups are split further so that no core idles. A seed's numbers do not
+    depend on its group (:mod:`empirics.train`), so this choice never changes a result."""
+    groups: dict[str, list[RunSpec]] = {}
+    units: list[list[RunSpec]] = []
+    for spec in specs:
+        if batched_by_default(spec):
+            groups.setdefault(seed_group_key(spec), []).append(spec)
+        else:
+            units.append([spec])
+    spread = len(units) + len(groups) < workers
+    for group in groups.values():
+        n = len(group)
+        chunks = max(math.ceil(n / MAX_SEED_GROUP), min(n, workers) if spread else 1)
+        bounds = [round(i * n / chunks) for i in range(chunks + 1)]
+        units += [group[a:b] for a, b in itertools.pairwise(bounds)]
+    return sorted(units, key=lambda unit: sum(s.cost_estimate() for s in unit), reverse=True)
 
 
 def one_thread() -> None:
@@ -72,9 +102,7 @@ class Executor(ABC):
         labels = labels or {}
         unique = {spec.key(): spec for spec in specs}
         found = {key: self.store.lookup(spec) for key, spec in unique.items()}
-        # longest first, so that no long run starts last while the other workers idle
-        missing = sorted((unique[key] for key, result in found.items() if result is None),
-                         key=RunSpec.cost_estimate, reverse=True)
+        missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
             # disable=None: no bar when stderr is not a terminal (CI logs), unless progress=False
             with _CostBar(missing, labels, desc,
@@ -85,8 +113,9 @@ class Executor(ABC):
 
     @abstractmethod
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
-        """Compute every spec of ``missing``, publish each to the store, call ``bar.done`` per
-        finished run, and return the results by key."""
+        """Compute every spec of ``missing`` (in the :func:`work_units` order: longest first,
+        so that no long run starts last while the other workers idle), publish each to the
+        store, call ``bar.done`` per finished run, and return the results by key."""
 
     def close(self) -> None:  # noqa: B027 (optional hook: a pool per batch needs no close)
         """Release the backend's resources (processes, connections)."""
@@ -98,10 +127,13 @@ class Executor(ABC):
         self.close()
 
 
-def _train_and_store(spec_data: dict[str, Any], store_root: str) -> str:
-    spec = RunSpec.from_dict(spec_data)
-    RunStore(store_root).put(train(spec))
-    return spec.key()
+def _train_and_store(unit: list[dict[str, Any]], store_root: str) -> list[str]:
+    store = RunStore(store_root)
+    keys = []
+    for result in train_group([RunSpec.from_dict(data) for data in unit]):
+        store.put(result)
+        keys.append(result.key)
+    return keys
 
 
 class LocalExecutor(Executor):
@@ -112,37 +144,46 @@ class LocalExecutor(Executor):
         self.workers = worker_count(workers)
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
-        if self.workers == 1 or len(missing) == 1:
+        units = work_units(missing, self.workers)
+        if self.workers == 1 or len(units) == 1:
             results = {}
-            for spec in missing:
-                results[spec.key()] = result = train(spec)
-                self.store.put(result)
-                bar.done(spec)
+            for unit in units:
+                for spec, result in zip(unit, train_group(unit), strict=True):
+                    results[spec.key()] = result
+                    self.store.put(result)
+                    bar.done(spec)
             return results
-        self._run_pool(missing, bar)
+        self._run_pool(units, bar)
         return {spec.key(): self.store.get(spec.key()) for spec in missing}  # type: ignore[misc]
 
-    def _run_pool(self, missing: Sequence[RunSpec], bar: _CostBar) -> None:
+    def _run_pool(self, units: list[list[RunSpec]], bar: _CostBar) -> None:
         context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
-        n_proc = min(self.workers, len(missing))
+        n_proc = min(self.workers, len(units))
         with ProcessPoolExecutor(n_proc, mp_context=context, initializer=one_thread) as pool:
-            futures = {pool.submit(_train_and_store, spec.to_dict(), str(self.store.root)): spec
-                       for spec in missing}
+            futures = {pool.submit(_train_and_store, [s.to_dict() for s in unit],
+                                   str(self.store.root)): unit
+                       for unit in units}
             for future in as_completed(futures):
-                spec = futures[future]
+                unit = futures[future]
                 error = future.exception()
-                if error is None and future.result() == spec.key():
-                    bar.done(spec)
+                if error is None and future.result() == [s.key() for s in unit]:
+                    for done in unit:
+                        bar.done(done)
                     continue
                 for other in futures:
                     other.cancel()
                 if isinstance(error, OSError):  # e.g. a full disk: the store's own error
                     raise error
                 if error is not None:
-                    raise RuntimeError(f"run {spec.key()} ({spec.label()}) failed: {error}"
-                                       ) from error
+                    raise RuntimeError(f"run {unit[0].key()} ({unit[0].label()})"
+                                       f"{_and_others(unit)} failed: {error}") from error
                 raise CodeMismatchError("the empirics code changed while the sweep ran (a "
                                         "worker computed a different run key); run again")
+
+
+def _and_others(unit: Sequence[RunSpec]) -> str:
+    """`` and its N seed-batched siblings`` for a group, nothing for a single run."""
+    return f" and its {len(unit) - 1} seed-batched siblings" if len(unit) > 1 else ""
 
 
 class _CostBar:

@@ -50,6 +50,10 @@ class RetrievalTransformerConfig(ModelConfig):
                 "a sequence task (with vocab_size and T)", task)
         return RetrievalTransformer(self, task.vocab_size(), task.T)  # type: ignore[attr-defined]
 
+    def seed_batchable(self) -> bool:
+        """No dropout and only vmappable ops: seeds train as one batched model."""
+        return True
+
     def relative_cost(self, task: TaskConfig) -> float:
         T = getattr(task, "T", 32)
         return self.layers * T * (12 * self.d_model**2 + 2 * T * self.d_model) / 5e4

@@ -24,6 +24,43 @@ def test_flop_count_of_a_linear_step_is_exact():
     assert counter.get_total_flops() == 2 * (2 * 16 * 8 * 4)
 
 
+@pytest.mark.parametrize("cell", [torch.nn.LSTM, torch.nn.GRU])
+def test_recurrent_flops_match_an_unrolled_cell(cell):
+    """The analytic count equals FlopCounterMode on the same recurrence unrolled by hand (its
+    matmuls only: the input and hidden projections of every step, every gradient needed), which
+    the counter does see; the fused nn.LSTM/GRU kernel it does not see at all."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    B, T, n_in, H = 3, 5, 6, 4
+    module = cell(n_in, H, batch_first=True)
+    gates = 4 if cell is torch.nn.LSTM else 3
+    x = torch.randn(B, T, n_in, requires_grad=True)
+    w_ih = torch.randn(gates * H, n_in, requires_grad=True)
+    w_hh = torch.randn(gates * H, H, requires_grad=True)
+    h = torch.randn(B, H, requires_grad=True)
+    with FlopCounterMode(display=False) as unrolled:
+        for t in range(T):
+            h = torch.tanh((x[:, t] @ w_ih.T + h @ w_hh.T)[:, :H])
+        h.sum().backward()
+    expected = unrolled.get_total_flops()
+    assert bench.recurrent_flops(module, x) == expected > 0
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rnn = module
+
+        def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+            return self.rnn(inputs)[0].sum()
+
+    # the step count: the counter's own where it sees the cell (the GRU's ops; its initial
+    # state needs no gradient, hence 2 B H G H less), the analytic count where it sees
+    # nothing (the fused LSTM kernel), never both
+    encoder = Encoder()
+    counted = bench.count_step_flops(encoder, lambda m: m(x))
+    assert counted == (expected if cell is torch.nn.LSTM else expected - 2 * B * H * gates * H)
+
+
 def test_bench_json_contract(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "gemm_peak", lambda repeats: 1e10)
     out = tmp_path / "bench.json"
@@ -41,7 +78,11 @@ def test_bench_json_contract(tmp_path, monkeypatch):
                                              / model["reference_seed_steps_per_s"])
     assert model["fraction_of_peak"] == pytest.approx(model["seed_steps_per_s"]
                                                       * model["flops_per_step"] / 1e10)
-    assert set(doc["theory"]) >= {"bao_localization_grid_1e6_s", "musat_game_intervals_D1e4_s"}
+    assert 0 < model["fixed_cost_fraction"] <= 1
+    assert model["batching_bound"] == pytest.approx(1 / (1 - model["fixed_cost_fraction"]))
+    assert model["seed_batched"] is False and model["seeds_at_once"] == doc["workers"]
+    assert set(doc["theory"]) >= {"bao_rho_1e6_values_s", "bao_localization_grid_1e6_s",
+                                  "musat_game_intervals_D1e4_s"}
     assert doc["verify_quick_s"] == {"cold": None, "warm": None}
 
 
