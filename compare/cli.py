@@ -2,8 +2,10 @@
 
     attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
                       [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]
+                      [--device cpu|cuda] [--claim ID --param NAME=VALUE ...]
     attnverify predict PAPER.QUANTITY --param value ...
     attnverify falsify CLAIM [--budget N] [--profile P] [--max-cost SECONDS] [--seed S] [--out DIR]
+                      [--device cpu|cuda]
     attnverify figures [--profile P] [--out DIR]
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
     attnverify claims [--json]
@@ -79,6 +81,12 @@ def _check_profile_and_workers(args: argparse.Namespace) -> None:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+    if getattr(args, "device", None) == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise UserError("--device cuda: this machine has no CUDA device that torch can "
+                            "use (torch.cuda.is_available() is False); accepted here: cpu")
 
 
 def _out_and_store(args: argparse.Namespace):
@@ -205,13 +213,15 @@ def _executor(args: argparse.Namespace, store):
     from empirics import LocalExecutor
     from empirics.executor import ExecutorSetupError
 
-    if args.executor == "local":
-        return LocalExecutor(store, workers=args.workers, progress=not args.quiet)
-    from empirics.dask_executor import DaskExecutor
-
     try:
+        if args.executor == "local":
+            return LocalExecutor(store, workers=args.workers, progress=not args.quiet,
+                                 device=args.device)
+        from empirics.dask_executor import DaskExecutor
+
         return DaskExecutor(store, args.executor, workers=args.workers,
-                            progress=not args.quiet, connect_timeout=args.connect_timeout)
+                            progress=not args.quiet, connect_timeout=args.connect_timeout,
+                            device=args.device)
     except ExecutorSetupError as exc:
         raise UserError(str(exc)) from None
 
@@ -237,9 +247,14 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
 
     from compare import falsify
     from empirics import LocalExecutor
+    from empirics.executor import ExecutorSetupError
 
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
-    executor = LocalExecutor(store, workers=args.workers, progress=not args.quiet)
+    try:
+        executor = LocalExecutor(store, workers=args.workers, progress=not args.quiet,
+                                 device=args.device)
+    except ExecutorSetupError as exc:
+        raise UserError(str(exc)) from None
     result = falsify.falsify(claim, args.profile, executor, budget=args.budget, seed=args.seed,
                              max_cost=args.max_cost, log=log)
     path = out / f"falsify-{claim.id}.json"
@@ -453,6 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "this machine) or dask://HOST:PORT (a running Dask scheduler)")
     p.add_argument("--workers", type=int,
                    help="worker processes of local and dask-local (default: number of cores)")
+    p.add_argument("--device", choices=("cpu", "cuda"),
+                   help="train on this device (default: cpu; cuda needs a GPU torch can use)")
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="how long to try to reach a Dask scheduler (default: 10)")
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
@@ -474,6 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
     p.add_argument("--out", default="attnverify-falsify", help="result directory")
     p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
+    p.add_argument("--device", choices=("cpu", "cuda"),
+                   help="train on this device (default: cpu; cuda needs a GPU torch can use)")
 
     p = sub.add_parser("predict", parents=[common],
                        help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")

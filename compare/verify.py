@@ -89,8 +89,10 @@ MAX_STAGES = 1000
 def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executor,
                 desc: str) -> tuple[dict[str, list[RunSpec]], dict[str, list[RunResult]]]:
     """Every claim's runs, stage after stage: the specs of all claims go to the executor as one
-    batch, then each claim's ``followup`` may ask for more, until none does."""
-    specs = {claim.id: list(claim.specs(params)) for claim, params in plans}
+    batch, then each claim's ``followup`` may ask for more, until none does. Every spec is
+    placed on the executor's device."""
+    specs = {claim.id: [executor.place(s) for s in claim.specs(params)]
+             for claim, params in plans}
     keys = {claim_id: [s.key() for s in group] for claim_id, group in specs.items()}  # hashed once
     labels: dict[str, list[str]] = {}
     for claim_id, group in keys.items():
@@ -106,7 +108,8 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
             found[result.key] = result
         batch = []
         for claim, params in plans:
-            more = claim.followup(params, [found[k] for k in keys[claim.id]])
+            more = [executor.place(s)
+                    for s in claim.followup(params, [found[k] for k in keys[claim.id]])]
             new_keys = [s.key() for s in more]
             if set(new_keys) & set(keys[claim.id]):
                 raise RuntimeError(f"{claim.id}: followup asked again for runs it has (a "

@@ -77,8 +77,9 @@ class DaskExecutor(Executor):
     """
 
     def __init__(self, store: RunStore, address: str, workers: int | None = None,
-                 progress: bool = True, connect_timeout: float = 10.0) -> None:
-        super().__init__(store, progress)
+                 progress: bool = True, connect_timeout: float = 10.0,
+                 device: str | None = None) -> None:
+        super().__init__(store, progress, device)
         n_workers = worker_count(workers)  # validated even when a remote cluster ignores it
         local = address == "dask-local"
         target = None if local else scheduler_address(address)  # before importing: fast errors

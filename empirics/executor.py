@@ -15,6 +15,7 @@ give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import multiprocessing
@@ -28,7 +29,7 @@ import torch
 from tqdm.auto import tqdm
 
 from empirics.result import RunResult
-from empirics.spec import RunSpec
+from empirics.spec import DEVICES, RunSpec
 from empirics.store import RunStore
 from empirics.train import batched_by_default, seed_group_key, train_group
 
@@ -83,13 +84,31 @@ def one_thread() -> None:
 
 
 class Executor(ABC):
-    """Runs specs through ``store``: cached runs are read back, missing runs computed."""
+    """Runs specs through ``store``: cached runs are read back, missing runs computed.
 
-    def __init__(self, store: RunStore, progress: bool = True) -> None:
+    ``device`` ("cpu" or "cuda"; None: as each spec says) is where the runs the claims plan
+    train (:meth:`place`): the same code on a GPU, with its own run keys (a GPU's numbers
+    differ from the CPU's in the last bits)."""
+
+    def __init__(self, store: RunStore, progress: bool = True,
+                 device: str | None = None) -> None:
+        if device is not None and device not in DEVICES:
+            raise ExecutorSetupError(f"unknown device {device!r}; accepted: "
+                                     f"{', '.join(DEVICES)}")
+        if device == "cuda" and not torch.cuda.is_available():
+            raise ExecutorSetupError("--device cuda: this machine has no CUDA device that "
+                                     "torch can use (torch.cuda.is_available() is False)")
         self.store = store
         self.progress = progress
+        self.device = device
         self.computed: set[str] = set()
         """Keys of the runs this executor computed (the rest came from the store)."""
+
+    def place(self, spec: RunSpec) -> RunSpec:
+        """``spec`` on this executor's device (unchanged when it has none)."""
+        if self.device is None or spec.device == self.device:
+            return spec
+        return dataclasses.replace(spec, device=self.device)
 
     def run(self, specs: Sequence[RunSpec], desc: str = "runs",
             labels: dict[str, str] | None = None) -> list[RunResult]:
@@ -139,8 +158,9 @@ def _train_and_store(unit: list[dict[str, Any]], store_root: str) -> list[str]:
 class LocalExecutor(Executor):
     """Runs specs on up to ``workers`` processes (default: the number of cores)."""
 
-    def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True) -> None:
-        super().__init__(store, progress)
+    def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True,
+                 device: str | None = None) -> None:
+        super().__init__(store, progress, device)
         self.workers = worker_count(workers)
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:

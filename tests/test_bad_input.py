@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from compare.cli import main
 
@@ -41,6 +42,12 @@ BAD_INPUTS = [
       f"dask://127.0.0.1:{_free_port()}", "--connect-timeout", "1"],
      "cannot reach the Dask scheduler at dask://127.0.0.1:"),
     (["verify", "--connect-timeout", "0"], "--connect-timeout must be a number of seconds > 0"),
+    (["verify", "--device", "tpu"], "invalid choice: 'tpu'"),
+    # --device cuda is bad input only where torch sees no GPU
+    *([] if torch.cuda.is_available() else [
+        (["verify", "--device", "cuda"], "--device cuda: this machine has no CUDA"),
+        (["falsify", "bao.locater_effect", "--device", "cuda"],
+         "--device cuda: this machine has no CUDA")]),
     (["verify", "--workers", "0"], "--workers must be an integer >= 1"),
     (["verify", "--workers", "-2"], "--workers must be an integer >= 1"),
     (["verify", "--workers", "two"], "invalid int value: 'two'"),

@@ -158,3 +158,43 @@ def test_the_plain_model_is_untouched_by_building_a_group():
     SeedBatchStep([model, build_model(retrieval(1))], spec.optimizer)
     for name, tensor in model.state_dict().items():
         torch.testing.assert_close(tensor, before[name], rtol=0, atol=0, msg=name)
+
+
+def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch):
+    """``--device``: the claims' runs, first stage and followups, reach the executor on its
+    device (their keys change with it: a GPU run is a different run)."""
+    from compare.verify import _run_stages
+    from empirics.executor import Executor
+    from empirics.result import RunResult
+
+    class Staged:
+        id = "test.staged"
+
+        def specs(self, params):
+            return [retrieval(0)]
+
+        def followup(self, params, results):
+            return [retrieval(1)] if len(results) == 1 else []
+
+    class Recording(Executor):
+        def _compute(self, missing, bar):
+            seen.extend(missing)
+            return {s.key(): RunResult(spec=s, status="ok", eval_steps=np.array([0]),
+                                       metrics={}, train_loss=np.array([])) for s in missing}
+
+    seen: list[RunSpec] = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    _, results = _run_stages([(Staged(), {})], Recording(store, progress=False,
+                                                         device="cuda"), "test")
+    assert [s.device for s in seen] == ["cuda", "cuda"]
+    assert [r.spec.device for r in results["test.staged"]] == ["cuda", "cuda"]
+    assert seen[0].key() != retrieval(0).key()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_verify_on_cuda(tmp_path):
+    from compare.cli import main
+
+    assert main(["verify", "--claim", "musat.sufficient_depth_learns", "--profile", "smoke",
+                 "--device", "cuda", "--cache", str(tmp_path / "c"), "--out",
+                 str(tmp_path / "r"), "--quiet"]) == 0
