@@ -143,7 +143,8 @@ class RetrievalTransformer(nn.Module):
         head h) the mean attention mass on structural targets (musat2024.md §5, [R]), over the
         query positions that have such a target (a perfect head scores 1):
         ``head{l}.{h}_partner`` (the other token of the same statement), ``_same_symbol`` (the
-        other occurrences of the same symbol), ``_self``."""
+        other occurrences of the same symbol), ``_chain_next`` and ``_chain_prev`` (the
+        neighbouring statements of the chain, :func:`structural_masks`), ``_self``."""
         tokens = batch["tokens"]
         logits, patterns = self(tokens)
         loss = F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten(),
@@ -180,13 +181,26 @@ class RetrievalTransformer(nn.Module):
 
 
 def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Boolean (B, T, T) masks of each query position's structural targets: its statement
-    partner (positions 2j <-> 2j + 1), the other positions holding its symbol, itself."""
+    """Boolean (B, T, T) masks of each query position's structural targets (musat2024.md §5,
+    [R]): its statement partner (positions 2j <-> 2j + 1); the other positions holding its
+    symbol; the chain neighbours of its statement (a, b) (both tokens of each):
+    ``chain_next``, the statement whose first token is b, and ``chain_prev``, the statement
+    whose second token is a (in the default R1 order (s_i, s_{i-1}), next leads toward the
+    root: the hop a retrieval head makes); itself. Positions outside the statements (the
+    marker, the query) have no partner and no chain neighbours."""
     B, T = tokens.shape
     idx = torch.arange(T)
     partner = torch.zeros(T, T, dtype=torch.bool)
     n_stmt = (T - 1) // 2 * 2
     partner[idx[:n_stmt], idx[:n_stmt] ^ 1] = True
     same = (tokens[:, :, None] == tokens[:, None, :]) & ~torch.eye(T, dtype=torch.bool)
+    first = tokens[:, 0:n_stmt:2].repeat_interleave(2, dim=1)                   # (B, n_stmt)
+    second = tokens[:, 1:n_stmt:2].repeat_interleave(2, dim=1)
+    chain_next = torch.zeros(B, T, T, dtype=torch.bool)
+    chain_prev = torch.zeros(B, T, T, dtype=torch.bool)
+    # query side: the statement of position p; key side: the statement of position q
+    chain_next[:, :n_stmt, :n_stmt] = second[:, :, None] == first[:, None, :]
+    chain_prev[:, :n_stmt, :n_stmt] = first[:, :, None] == second[:, None, :]
     return {"partner": partner.expand(B, T, T), "same_symbol": same,
+            "chain_next": chain_next, "chain_prev": chain_prev,
             "self": torch.eye(T, dtype=torch.bool).expand(B, T, T)}

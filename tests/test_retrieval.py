@@ -86,3 +86,28 @@ def test_transformer_patterns_ablation_and_training():
     assert {"query_acc", "acc_depth0", "acc_depth1", "head1.1_partner"} <= set(result.metrics)
     assert result.final["ablation_zero"].shape == (2, 2, 2)
     assert result.final["attention_example"].shape == (2, 2, spec.task.T, spec.task.T)
+
+
+def test_chain_neighbour_masks_follow_the_chain():
+    """In R1 order, statement (s_i, s_{i-1}) of link i: ``chain_next`` marks both tokens of link
+    i - 1 (depths i - 1, i - 2), none for link 1; ``chain_prev`` both tokens of link i + 1,
+    none for link D; the query has neither (depths from the generator, not from the masks)."""
+    from empirics.retrieval_transformer import structural_masks
+
+    D = 3
+    batch = RetrievalTask(D=D, K=3, vocab=30).sample(8, torch.Generator().manual_seed(4))
+    tokens, depth = batch["tokens"], batch["depth"]
+    masks = structural_masks(tokens)
+    T = tokens.shape[1]
+    for b in range(tokens.shape[0]):
+        for p in range(T - 1):
+            link = int(depth[b, p - p % 2])  # the first token of a statement has depth i
+            for name, other, exists in (("chain_next", link - 1, link > 1),
+                                        ("chain_prev", link + 1, link < D)):
+                hits = torch.nonzero(masks[name][b, p]).flatten().tolist()
+                if not exists:
+                    assert hits == [], (name, b, p)
+                    continue
+                assert len(hits) == 2 and hits[0] ^ 1 == hits[1], (name, b, p, hits)
+                assert sorted(depth[b, hits].tolist()) == [other - 1, other]
+        assert not masks["chain_next"][b, -1].any() and not masks["chain_prev"][b, -1].any()

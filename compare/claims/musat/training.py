@@ -322,8 +322,9 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     """``musat.heads_emerge_in_sequence``: heads emerge one at a time in a consistent order,
     and ablating an emerged head removes the depths it serves.
 
-    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner
-    or the same symbol, over the positions that have one) reaches 0.5 and stays for 3
+    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner,
+    the same symbol or a neighbouring statement of the chain, over the positions that have
+    one) reaches 0.5 and stays for 3
     evaluations. Heads within a layer are interchangeable and often learn one role redundantly,
     so events are (layer, role) at their first emergence. Consistent order: no two roles emerge
     in opposite orders (by more than one evaluation interval) in two seeds. One at a time: the
@@ -337,7 +338,7 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     statement = ("Heads emerge one at a time in a consistent order across seeds, and ablating "
                  "an emerged head removes the depths it serves.")
     cells = (("deep", True),)
-    ROLES = ("partner", "same_symbol")
+    ROLES = ("partner", "same_symbol", "chain_next", "chain_prev")
     """Retrieval roles; attending to itself (the ``_self`` score) is not one."""
 
     def emerged(self, result: RunResult) -> list[tuple[int, int, int, str]]:
