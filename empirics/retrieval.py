@@ -15,7 +15,15 @@ appended (optionally after a query-marker token). The answer is the chain's root
   each example holds sub-problems of every depth; otherwise only the query is supervised.
   Distractor tokens are never supervised. Per-position depths are returned for evaluation.
 
-R3 (causal attention) is a model option; R5 (the chain written in order) is not implemented.
+- ``arrangement="in_order"`` (R5, literal concatenation): each chain's statements appear in
+  chain order (link 1 before link 2 ...), at positions randomised by the other chains and the
+  distractors interleaved with them; the default ``"shuffled"`` is R1's;
+- ``ic_scope="prefix"`` (R3's targets, for a causal model): a position keeps its IC target only
+  when it is computable from the prefix, i.e. every statement of the chain from its symbol down
+  to the root ends at or before it (depth-0 symbols, the roots, keep theirs); the default
+  ``"all"`` supervises every chain position. The query is always supervised.
+
+R3's causal attention is a model option (``RetrievalTransformerConfig.causal``).
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import torch
 from empirics.config import Batch, TaskConfig, is_int, require
 
 STATEMENT_ORDERS = ("lhs_first", "value_first")
+ARRANGEMENTS = ("shuffled", "in_order")
+IC_SCOPES = ("all", "prefix")
 IGNORE = -100
 """Target of unsupervised positions (``F.cross_entropy``'s ignore index)."""
 
@@ -43,6 +53,8 @@ class RetrievalTask(TaskConfig):
     statement_order: str = "lhs_first"
     distractors: int = 0
     query_marker: bool = False
+    arrangement: str = "shuffled"
+    ic_scope: str = "all"
 
     def validate(self) -> None:
         for name, low in (("D", 1), ("K", 2), ("vocab", 2)):
@@ -57,6 +69,10 @@ class RetrievalTask(TaskConfig):
         require(self.statement_order in STATEMENT_ORDERS, "task.statement_order",
                 f"one of {', '.join(STATEMENT_ORDERS)}", self.statement_order)
         require(isinstance(self.ic, bool), "task.ic", "true or false", self.ic)
+        require(self.arrangement in ARRANGEMENTS, "task.arrangement",
+                f"one of {', '.join(ARRANGEMENTS)}", self.arrangement)
+        require(self.ic_scope in IC_SCOPES, "task.ic_scope", f"one of {', '.join(IC_SCOPES)}",
+                self.ic_scope)
         require(isinstance(self.query_marker, bool), "task.query_marker", "true or false",
                 self.query_marker)
 
@@ -88,6 +104,8 @@ class RetrievalTask(TaskConfig):
             first, second = second, first
             d_first, d_second = d_second, d_first
         order = torch.argsort(torch.rand(B, first.shape[1], generator=generator), dim=1)
+        if self.arrangement == "in_order":
+            order = _chains_in_order(order, K, D)
 
         def interleave(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
             a, b = a.gather(1, order), b.gather(1, order)
@@ -111,7 +129,56 @@ class RetrievalTask(TaskConfig):
         tokens = torch.cat(parts_t, 1)
         all_targets = torch.cat(parts_y, 1)
         depth = torch.cat(parts_d, 1)
+        if self.ic_scope == "prefix":  # what a causal model cannot compute is neither
+            # supervised nor evaluated (its depth becomes -1, like a distractor's)
+            computable = _computable_from_prefix(tokens[:, :2 * first.shape[1]], depth,
+                                                 self.statement_order)
+            all_targets = torch.where(computable, all_targets, IGNORE)
+            depth = torch.where(computable, depth, -1)
         supervised = all_targets if self.ic else torch.full_like(all_targets, IGNORE)
         supervised[:, -1] = answer
         return {"tokens": tokens, "targets": supervised, "eval_targets": all_targets,
                 "depth": depth}
+
+
+def _chains_in_order(order: torch.Tensor, K: int, D: int) -> torch.Tensor:
+    """R5: keep the slots each chain's statements occupy in ``order`` (B, S), a permutation of
+    statement indices (chain c, link i is index c D + i - 1; distractors come after K D), and
+    give them to the chain's links in increasing order."""
+    is_chain = order < K * D
+    chain = torch.where(is_chain, order // D, K)                      # distractors: class K
+    onehot = torch.nn.functional.one_hot(chain, K + 1)                 # (B, S, K + 1)
+    rank = (onehot.cumsum(1) * onehot).sum(-1) - 1                    # earlier slots of its chain
+    return torch.where(is_chain, chain * D + rank, order)
+
+
+def _computable_from_prefix(statements: torch.Tensor, depth: torch.Tensor,
+                            statement_order: str) -> torch.Tensor:
+    """(B, T) mask of positions whose IC target a causal model can compute (R3): the root of
+    the position's symbol is reachable through statements that end at or before it. Depth-0
+    positions (roots) are computable; the query and the marker get True (the query is always
+    supervised; the marker never is)."""
+    B, T = depth.shape
+    n = statements.shape[1]
+    lhs = statements[:, 0::2] if statement_order == "lhs_first" else statements[:, 1::2]
+    rhs = statements[:, 1::2] if statement_order == "lhs_first" else statements[:, 0::2]
+    end = torch.arange(1, n, 2).expand(B, -1)                         # last position of each
+    # ready[b, j]: the step at which statement j's lhs becomes resolvable (its own end, or
+    # later if the statement defining its rhs ends later); iterate over the chain depth
+    defines = lhs[:, None, :] == rhs[:, :, None]          # (B, j, j'): statement j' defines rhs_j
+    ready = end.clone()
+    for _ in range(int(depth.max()) + 1):
+        parent = torch.where(defines, ready[:, None, :], -1).amax(-1)   # -1: rhs_j is a root
+        ready = torch.maximum(end, parent)
+    # a statement position resolves its own symbol: the lhs needs its statement ready, the rhs
+    # needs the statement that defines it (or nothing when it is a root)
+    position = torch.arange(n).expand(B, -1)
+    at_lhs = position % 2 == (0 if statement_order == "lhs_first" else 1)
+    stmt_ready = ready.repeat_interleave(2, dim=1)                    # (B, n)
+    rhs_symbol = rhs.repeat_interleave(2, dim=1)
+    defines_rhs = lhs[:, None, :] == rhs_symbol[:, :, None]           # (B, n, j')
+    rhs_ready = torch.where(defines_rhs, ready[:, None, :], -1).amax(-1)
+    needed = torch.where(at_lhs, stmt_ready, rhs_ready)
+    ok = torch.ones(B, T, dtype=torch.bool)
+    ok[:, :n] = (needed <= position) | (depth[:, :n] == 0)
+    return ok

@@ -111,3 +111,67 @@ def test_chain_neighbour_masks_follow_the_chain():
                 assert len(hits) == 2 and hits[0] ^ 1 == hits[1], (name, b, p, hits)
                 assert sorted(depth[b, hits].tolist()) == [other - 1, other]
         assert not masks["chain_next"][b, -1].any() and not masks["chain_prev"][b, -1].any()
+
+
+@pytest.mark.parametrize("order", ["lhs_first", "value_first"])
+def test_in_order_arrangement_writes_each_chain_in_order(order):
+    """R5: link i - 1 of a chain comes before link i, wherever the chain's slots are (and the
+    slots differ between examples: positions stay randomised)."""
+    task = RetrievalTask(D=4, K=3, vocab=40, distractors=3, arrangement="in_order",
+                         statement_order=order)
+    batch = task.sample(32, torch.Generator().manual_seed(2))
+    tokens, depth = batch["tokens"], batch["depth"]
+    n = 2 * (task.K * task.D + task.distractors)
+    lhs_at = 0 if order == "lhs_first" else 1
+    first_slots = set()
+    for b in range(tokens.shape[0]):
+        slot_of = {}  # lhs symbol -> (slot, rhs symbol, link)
+        for j in range(n // 2):
+            lhs, rhs = int(tokens[b, 2 * j + lhs_at]), int(tokens[b, 2 * j + 1 - lhs_at])
+            link = int(depth[b, 2 * j + lhs_at])
+            if link > 0:
+                slot_of[lhs] = (j, rhs, link)
+        for slot, rhs, link in slot_of.values():
+            if link == 1:
+                first_slots.add(slot)
+            else:
+                below = slot_of[rhs]
+                assert below[2] == link - 1 and below[0] < slot
+    assert len(first_slots) > 3
+    shuffled = RetrievalTask(D=4, K=3, vocab=40, distractors=3, statement_order=order)
+    assert not torch.equal(shuffled.sample(32, torch.Generator().manual_seed(2))["tokens"],
+                           tokens)  # the option changes the arrangement
+
+
+@pytest.mark.parametrize("order", ["lhs_first", "value_first"])
+def test_prefix_scope_keeps_exactly_the_computable_targets(order):
+    """R3: a position keeps its target (and its depth for evaluation) iff walking its chain
+    down to the root only uses statements that end at or before it; checked by that walk,
+    written out per example."""
+    kwargs = {"D": 3, "K": 3, "vocab": 40, "distractors": 2, "statement_order": order}
+    full = RetrievalTask(**kwargs).sample(16, torch.Generator().manual_seed(5))
+    prefix = RetrievalTask(**kwargs, ic_scope="prefix").sample(16,
+                                                                torch.Generator().manual_seed(5))
+    assert torch.equal(full["tokens"], prefix["tokens"])
+    tokens, depth = full["tokens"], full["depth"]
+    n = tokens.shape[1] - 1
+    lhs_at = 0 if order == "lhs_first" else 1
+    kept = 0
+    for b in range(tokens.shape[0]):
+        defined = {int(tokens[b, 2 * j + lhs_at]): 2 * j + 1 for j in range(n // 2)}
+        value = {int(tokens[b, 2 * j + lhs_at]): int(tokens[b, 2 * j + 1 - lhs_at])
+                 for j in range(n // 2)}
+        for p in range(n):
+            if depth[b, p] < 0:
+                assert prefix["depth"][b, p] == -1
+                continue
+            symbol, ok = int(tokens[b, p]), True
+            for _ in range(int(depth[b, p])):
+                ok &= defined[symbol] <= p
+                symbol = value[symbol]
+            assert (prefix["depth"][b, p] >= 0) == ok, (b, p)
+            expected = full["eval_targets"][b, p] if ok else -100
+            assert prefix["eval_targets"][b, p] == expected
+            kept += ok
+        assert prefix["targets"][b, -1] == full["targets"][b, -1]  # the query, always
+    assert 0 < kept < (depth[:, :-1] >= 0).sum()
