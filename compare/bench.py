@@ -14,6 +14,7 @@ Measured, in one run:
     (PyTorch's fused LSTM/GRU kernels have no FLOP formula): :func:`recurrent_flops`; and the
     achieved fraction of the measured peak;
   - the peak resident memory of a worker process training the run (``peak_rss_mb``);
+  - where a step's time goes (``top_ops``: the ops with the most self CPU time, one thread);
   - what bounds the speed-up of batching seeds (``fixed_cost_fraction``): the step time at
     batch 1 over the step time at the configuration's batch, one thread. Batching S seeds
     shares at most that per-step fixed cost, so it cannot make a seed-step faster than
@@ -183,6 +184,37 @@ def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
     return (run(steps[1]) - run(steps[0])) / (steps[1] - steps[0])
 
 
+def op_profile(spec: RunSpec, steps: int = 2, top: int = 5) -> list[dict[str, Any]]:
+    """Where one thread spends a training step: the ``top`` ops by self CPU time over ``steps``
+    steps of the plain loop (after one warm-up step), with their share of the total. This is
+    the profile that says what bounds a configuration (a fused recurrent kernel, softmax,
+    the optimizer...)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from empirics import build_model
+    from empirics.train import single_thread
+
+    model = build_model(spec)
+    optimizer = spec.optimizer.build(model.parameters())
+    generator = torch.Generator().manual_seed(0)
+
+    def step() -> None:
+        loss = model.loss(spec.task.sample(spec.batch_size, generator))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    with single_thread():
+        step()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(steps):
+                step()
+    events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
+    total = sum(e.self_cpu_time_total for e in events) or 1.0
+    events.sort(key=lambda e: e.self_cpu_time_total, reverse=True)
+    return [{"op": e.key, "share": e.self_cpu_time_total / total} for e in events[:top]]
+
+
 def _train_unit(unit: list[dict[str, Any]]) -> float:
     from empirics import RunSpec
     from empirics.train import train_group
@@ -325,7 +357,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
             probe = time.perf_counter()
             reference_step_time(spec, (1, 2))
             per_step = time.perf_counter() - probe
-            k = max(2, min(20, int(3.0 / max(per_step, 1e-3))))  # about 3 s per measurement
+            k = max(4, min(20, int(6.0 / max(per_step, 1e-3))))  # about 6 s per measurement
             steps = (k, 2 * k)
             log(f"{family} @ {config}: {k}-step slopes, {repeats} repeats...")
             flops = flops_per_step(spec)
@@ -347,6 +379,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
                 "seeds_at_once": verify_way_seeds(spec, workers),
                 "fixed_cost_fraction": fixed,
                 "batching_bound": 1.0 / max(1.0 - fixed, 1e-9),
+                "top_ops": op_profile(spec),
             })
     log("theory throughput...")
     result: dict[str, Any] = {"gemm_peak_flops": peak, "workers": workers, "models": models,
@@ -375,6 +408,11 @@ def table(result: dict[str, Any]) -> str:
     lines.append("way: seeds trained at once, b = seed-batched groups, p = one per process; "
                  "fixed: share of a step that batching seeds could share; bound: the most "
                  "batching could gain per core")
+    lines.append("")
+    lines.append("where a step's time goes (one thread, self time of the top ops):")
+    for m in result["models"]:
+        ops = ", ".join(f"{op['op']} {100 * op['share']:.0f}%" for op in m["top_ops"][:3])
+        lines.append(f"  {m['family']} @ {m['config']}: {ops}")
     lines.append("")
     for name, s in result["theory"].items():
         lines.append(f"{name}: {s['median']:.3f} s (min {s['min']:.3f}, max {s['max']:.3f})")

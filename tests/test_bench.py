@@ -81,6 +81,9 @@ def test_bench_json_contract(tmp_path, monkeypatch):
     assert 0 < model["fixed_cost_fraction"] <= 1
     assert model["batching_bound"] == pytest.approx(1 / (1 - model["fixed_cost_fraction"]))
     assert model["seed_batched"] is False and model["seeds_at_once"] == doc["workers"]
+    shares = [op["share"] for op in model["top_ops"]]
+    assert model["top_ops"] and all(isinstance(op["op"], str) for op in model["top_ops"])
+    assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1 + 1e-9
     assert set(doc["theory"]) >= {"bao_rho_1e6_values_s", "bao_localization_grid_1e6_s",
                                   "musat_game_intervals_D1e4_s"}
     assert doc["verify_quick_s"] == {"cold": None, "warm": None}
