@@ -13,7 +13,8 @@ Measured, in one run:
     it knows, plus the analytic count of the recurrent layers, which it does not count
     (PyTorch's fused LSTM/GRU kernels have no FLOP formula): :func:`recurrent_flops`; and the
     achieved fraction of the measured peak;
-  - the peak resident memory of a worker process training the run (``peak_rss_mb``);
+  - the peak resident memory of a worker process training what a ``verify`` worker trains at
+    once: the run, or a group of 8 seeds where the model trains seed-batched (``peak_rss_mb``);
   - where a step's time goes (``top_ops``: the ops with the most self CPU time, one thread);
   - what bounds the speed-up of batching seeds (``fixed_cost_fraction``): the step time at
     batch 1 over the step time at the configuration's batch, one thread. Batching S seeds
@@ -257,12 +258,13 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
     return seeds * (steps[1] - steps[0]) / max(walls[1] - walls[0], 1e-9)
 
 
-def _train_peak_rss_mb(spec_data: dict[str, Any]) -> float:
-    from empirics import RunSpec, train
+def _train_peak_rss_mb(unit: list[dict[str, Any]]) -> float:
+    from empirics import RunSpec
     from empirics.executor import one_thread
+    from empirics.train import train_group
 
     one_thread()
-    train(RunSpec.from_dict(spec_data))
+    train_group([RunSpec.from_dict(data) for data in unit])
     return _peak_rss_mb()
 
 
@@ -282,14 +284,21 @@ def _peak_rss_mb() -> float:
 
 
 def peak_rss_mb(spec: RunSpec, steps: int) -> float:
-    """Peak resident memory (MiB) of a fresh worker process that trains ``spec`` for ``steps``
-    steps with its own evaluation set and attention snapshots (memory does not grow with the
-    step count beyond the metric histories, so a short run shows the worker's peak)."""
+    """Peak resident memory (MiB) of a fresh worker process that trains what a ``verify``
+    worker trains at once (``spec``, or a full group of its seeds where the model trains
+    seed-batched) for ``steps`` steps with its own evaluation set and attention snapshots
+    (memory does not grow with the step count beyond the metric histories, so a short run
+    shows the worker's peak)."""
+    from empirics.executor import MAX_SEED_GROUP
+    from empirics.train import batched_by_default
+
     short = dataclasses.replace(spec, steps=steps, eval_every=max(1, steps // 2),
                                 attention_snapshots=tuple(s for s in spec.attention_snapshots
                                                           if s <= steps))
+    seeds = MAX_SEED_GROUP if batched_by_default(spec) else 1
+    unit = [dataclasses.replace(short, seed=s).to_dict() for s in range(seeds)]
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
-        return pool.submit(_train_peak_rss_mb, short.to_dict()).result()
+        return pool.submit(_train_peak_rss_mb, unit).result()
 
 
 def _short(spec: RunSpec, steps: int, seed: int) -> RunSpec:

@@ -18,6 +18,7 @@ one stream between seeds).
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 
 import torch
@@ -66,7 +67,7 @@ class SeedBatchStep:
         stacked = {k: torch.stack([b[k] for b in batches]) for k in batches[0]}
         losses = self.losses(self.params, self.buffers, stacked)                # (S,)
         values = losses.detach().cpu().tolist()
-        keep = torch.tensor([alive and torch.isfinite(torch.tensor(v)).item()
+        keep = torch.tensor([alive and math.isfinite(v)
                              for alive, v in zip(live, values, strict=True)],
                             device=losses.device)
         if keep.any():

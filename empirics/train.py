@@ -17,6 +17,7 @@ group, so a run key maps to the same numbers however the executor groups the run
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol
@@ -71,8 +72,6 @@ def build_model(spec: RunSpec) -> torch.nn.Module:
 
 def seed_group_key(spec: RunSpec) -> str:
     """What runs must share to train as one seed-batched group: everything but the seed."""
-    import json
-
     data = spec.to_dict()
     del data["seed"]
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
