@@ -166,20 +166,32 @@ def fixed_cost_fraction(spec: RunSpec, steps: int, repeats: int) -> float:
     return min(1.0, small / full)
 
 
-def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
-    """Seconds per step of the straightforward loop (default threads, no attnverify loop)."""
+def straightforward_step(spec: RunSpec) -> Callable[[], None]:
+    """One training step of a fresh model of ``spec`` the straightforward way (the model's
+    loss, backward, optimizer step; no attnverify loop), as a function to call repeatedly."""
     from empirics import build_model
 
+    model = build_model(spec)
+    optimizer = spec.optimizer.build(model.parameters())
+    generator = torch.Generator().manual_seed(0)
+
+    def step() -> None:
+        loss = model.loss(spec.task.sample(spec.batch_size, generator))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
+    """Seconds per step of the straightforward loop (default threads, no attnverify loop)."""
+
     def run(n: int) -> float:
-        model = build_model(spec)
-        optimizer = spec.optimizer.build(model.parameters())
-        generator = torch.Generator().manual_seed(0)
+        step = straightforward_step(spec)
         start = time.perf_counter()
         for _ in range(n):
-            loss = model.loss(spec.task.sample(spec.batch_size, generator))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            step()
         return time.perf_counter() - start
 
     return (run(steps[1]) - run(steps[0])) / (steps[1] - steps[0])
@@ -192,20 +204,10 @@ def op_profile(spec: RunSpec, steps: int = 2, top: int = 5) -> list[dict[str, An
     the optimizer...)."""
     from torch.profiler import ProfilerActivity, profile
 
-    from empirics import build_model
     from empirics.train import single_thread
 
-    model = build_model(spec)
-    optimizer = spec.optimizer.build(model.parameters())
-    generator = torch.Generator().manual_seed(0)
-
-    def step() -> None:
-        loss = model.loss(spec.task.sample(spec.batch_size, generator))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
     with single_thread():
+        step = straightforward_step(spec)
         step()
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             for _ in range(steps):
@@ -289,13 +291,10 @@ def peak_rss_mb(spec: RunSpec, steps: int) -> float:
     seed-batched) for ``steps`` steps with its own evaluation set and attention snapshots
     (memory does not grow with the step count beyond the metric histories, so a short run
     shows the worker's peak)."""
-    from empirics.executor import MAX_SEED_GROUP
-    from empirics.train import batched_by_default
-
     short = dataclasses.replace(spec, steps=steps, eval_every=max(1, steps // 2),
                                 attention_snapshots=tuple(s for s in spec.attention_snapshots
                                                           if s <= steps))
-    seeds = MAX_SEED_GROUP if batched_by_default(spec) else 1
+    seeds = verify_way_seeds(spec, workers=1)
     unit = [dataclasses.replace(short, seed=s).to_dict() for s in range(seeds)]
     with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
         return pool.submit(_train_peak_rss_mb, unit).result()

@@ -81,12 +81,13 @@ def _check_profile_and_workers(args: argparse.Namespace) -> None:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
-    if getattr(args, "device", None) == "cuda":
-        import torch
+    if getattr(args, "device", None) is not None:  # before anything is written
+        from empirics.executor import ExecutorSetupError, check_device
 
-        if not torch.cuda.is_available():
-            raise UserError("--device cuda: this machine has no CUDA device that torch can "
-                            "use (torch.cuda.is_available() is False); accepted here: cpu")
+        try:
+            check_device(args.device)
+        except ExecutorSetupError as exc:
+            raise UserError(str(exc)) from None
 
 
 def _out_and_store(args: argparse.Namespace):
@@ -246,17 +247,11 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
     out, store = _out_and_store(args)
 
     from compare import falsify
-    from empirics import LocalExecutor
-    from empirics.executor import ExecutorSetupError
 
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
-    try:
-        executor = LocalExecutor(store, workers=args.workers, progress=not args.quiet,
-                                 device=args.device)
-    except ExecutorSetupError as exc:
-        raise UserError(str(exc)) from None
-    result = falsify.falsify(claim, args.profile, executor, budget=args.budget, seed=args.seed,
-                             max_cost=args.max_cost, log=log)
+    with _executor(args, store) as executor:
+        result = falsify.falsify(claim, args.profile, executor, budget=args.budget,
+                                 seed=args.seed, max_cost=args.max_cost, log=log)
     path = out / f"falsify-{claim.id}.json"
     falsify.save(result, path, falsify.result_path(store.root, claim.id, args.profile))
     print(f"{claim.id} (profile {args.profile}, seed {args.seed}, budget {args.budget}): "
@@ -437,6 +432,12 @@ def _export(rows: list[dict[str, Any]], fmt_name: str) -> str:
 
 
 # -- entry point ----------------------------------------------------------------------------
+def _add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", choices=("cpu", "cuda"),
+                        help="train on this device (default: cpu; cuda needs a GPU torch can "
+                             "use)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     # shared options may be given at any level; SUPPRESS keeps a nested parser from
     # overwriting a value given earlier with its default
@@ -468,8 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "this machine) or dask://HOST:PORT (a running Dask scheduler)")
     p.add_argument("--workers", type=int,
                    help="worker processes of local and dask-local (default: number of cores)")
-    p.add_argument("--device", choices=("cpu", "cuda"),
-                   help="train on this device (default: cpu; cuda needs a GPU torch can use)")
+    _add_device(p)
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="how long to try to reach a Dask scheduler (default: 10)")
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
@@ -491,8 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
     p.add_argument("--out", default="attnverify-falsify", help="result directory")
     p.add_argument("--workers", type=int, help="worker processes (default: number of cores)")
-    p.add_argument("--device", choices=("cpu", "cuda"),
-                   help="train on this device (default: cpu; cuda needs a GPU torch can use)")
+    _add_device(p)
+    p.set_defaults(executor="local", connect_timeout=10.0)  # falsify runs on the local pool
 
     p = sub.add_parser("predict", parents=[common],
                        help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")

@@ -137,7 +137,7 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
     cut: list[str] = []
 
     def evaluate_point(point: dict[str, Any]) -> EvaluatedPoint | None:
-        key = json.dumps(jsonable(point), sort_keys=True)
+        key = _point_key(point)
         if key in seen:
             return seen[key]
         if len(seen) >= budget:
@@ -168,7 +168,7 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
     try:
         found = find(space_strategy(claim.space), refuted, settings=config,
                      random=random.Random(seed))
-        counterexample = seen[json.dumps(jsonable(found), sort_keys=True)]
+        counterexample = seen[_point_key(found)]
     except NoSuchExample:
         counterexample = None
         if len(seen) >= budget and not cut:  # hypothesis stopped at max_examples = budget
@@ -179,6 +179,11 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         evaluated=list(seen.values()), counterexample=counterexample,
         cut=cut[0] if cut else None, elapsed_s=time.monotonic() - start,
         region=covered(claim.space, [p.point for p in seen.values()]))
+
+
+def _point_key(point: dict[str, Any]) -> str:
+    """A search point's identity (points are dicts: hypothesis hands out fresh ones)."""
+    return json.dumps(jsonable(point), sort_keys=True)
 
 
 def result_path(cache_root: Path, claim_id: str, profile: str) -> Path:

@@ -52,6 +52,17 @@ def worker_count(workers: int | None) -> int:
     return workers
 
 
+def check_device(device: str | None) -> None:
+    """ExecutorSetupError unless ``device`` is None, "cpu", or "cuda" with a GPU torch can
+    use."""
+    if device is not None and device not in DEVICES:
+        raise ExecutorSetupError(f"unknown device {device!r}; accepted: {', '.join(DEVICES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ExecutorSetupError("--device cuda: this machine has no CUDA device that torch "
+                                 "can use (torch.cuda.is_available() is False); accepted "
+                                 "here: cpu")
+
+
 MAX_SEED_GROUP = 8
 """At most this many seeds per batched group (memory grows with the group)."""
 
@@ -92,12 +103,7 @@ class Executor(ABC):
 
     def __init__(self, store: RunStore, progress: bool = True,
                  device: str | None = None) -> None:
-        if device is not None and device not in DEVICES:
-            raise ExecutorSetupError(f"unknown device {device!r}; accepted: "
-                                     f"{', '.join(DEVICES)}")
-        if device == "cuda" and not torch.cuda.is_available():
-            raise ExecutorSetupError("--device cuda: this machine has no CUDA device that "
-                                     "torch can use (torch.cuda.is_available() is False)")
+        check_device(device)
         self.store = store
         self.progress = progress
         self.device = device
