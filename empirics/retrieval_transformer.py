@@ -129,13 +129,18 @@ class RetrievalTransformer(nn.Module):
 
     def depth_accuracy(self, batch: Batch, ablate: dict[tuple[int, int], str] | None = None
                        ) -> tuple[float, np.ndarray]:
-        """Query accuracy and per-depth accuracy (depth 0..D over every supervised-in-eval
-        position, so depths are visible whatever the training supervision)."""
+        """Query accuracy and per-depth accuracy: depth 0..D over the chain's statement tokens
+        that have a target in evaluation, so depths are visible whatever the training
+        supervision. The query (the last position) is left out of the per-depth accuracies and
+        reported on its own: it sits at depth D but is a separate token that needs one more
+        read (the same-symbol hop to its statement, musat2024.md §9.2 pitfall b), and trained
+        models can solve every statement while the query stays at chance."""
         logits, _ = self(batch["tokens"], ablate)
         correct = logits.argmax(-1) == batch["eval_targets"]
-        depth = batch["depth"]
-        D = int(depth.max())
-        per_depth = np.array([correct[depth == k].double().mean().item() for k in range(D + 1)])
+        D = int(batch["depth"].max())
+        statements, depth = correct[:, :-1], batch["depth"][:, :-1]
+        per_depth = np.array([statements[depth == k].double().mean().item()
+                              for k in range(D + 1)])
         return correct[:, -1].double().mean().item(), per_depth
 
     def metrics(self, batch: Batch) -> dict[str, float]:

@@ -79,6 +79,39 @@ def test_a_diverged_seed_is_a_failed_seed_for_sufficient_depth():
     assert a.verdict is not Verdict.CONFIRMED and "counted as failed seeds" in a.explanation
 
 
+def test_sufficient_depth_names_the_seeds_that_learned_and_the_plateau():
+    claim = SufficientDepthLearns()
+    params = {**claim.params("smoke"), "seeds": 3, "deep": (2, 4)}
+    runs = [fake(s, [0.0, 0.5, acc], depths=[[1, 1, 1], [0, 1, 1], [0, 0.9, depth2]])
+            for s, acc, depth2 in zip(claim.specs(params), [1.0, 0.25, 0.99], [1.0, 0.97, 1.0],
+                                      strict=True)]
+    a = claim.assess(params, runs)
+    assert "2 of 3 seeds at >= 0.9" in a.explanation and "[0.97]" in a.explanation
+    assert "refined +2" in a.explanation and a.verdict is not Verdict.CONFIRMED
+
+
+def test_the_heat_map_grid_adds_cells_once_and_draws_them():
+    claim = ShallowModelsFail()
+    grid = {"D": (1, 2), "layers": (1, 3), "distractors": 4, "seeds": 1}
+    params = {**claim.params("smoke"), "seeds": 2, "shallow": (2, 1, 4), "grid": grid}
+    plan = claim.plan(params)
+    # four named groups; the grid's (2, 1, 4) is the shallow cell: trained once
+    assert [(c, ic) for c, ic, _ in plan[4:]] == [
+        (cell, ic) for cell in [(1, 1, 4), (1, 3, 4), (2, 3, 4)] for ic in (True, False)]
+    specs = claim.specs(params)
+    assert len(specs) == 4 * 2 + 6 * 1 and len({s.key() for s in specs}) == len(specs)
+    results = [fake(s, [0.0, 0.1, 0.25 if s.model.layers == 1 else 1.0]) for s in specs]
+    groups = claim.groups(params, results)
+    assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.CONFIRMED  # decided on the shallow cell alone
+    fig = a.figures["depth_heatmap"]
+    labels = [[t.get_text() for t in ax.texts] for ax in fig.axes[:2]]
+    # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once
+    assert sorted(labels[0]) == sorted(["0.25", "1.00", "0.25", "1.00"])
+    assert len(labels[1]) == 4
+
+
 @pytest.mark.parametrize(("ic", "query_only", "expected"), [
     ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED),
     ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.REFUTED),

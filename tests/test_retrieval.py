@@ -88,6 +88,36 @@ def test_transformer_patterns_ablation_and_training():
     assert result.final["attention_example"].shape == (2, 2, spec.task.T, spec.task.T)
 
 
+@pytest.mark.parametrize("query_marker", [False, True])
+def test_per_depth_accuracy_counts_statements_and_not_the_query(query_marker):
+    """A model right at every statement token and wrong at the query scores 1 at every depth
+    and 0 on the query (the query is reported on its own); wrong only at the depth-1 tokens, it
+    scores 0 at depth 1 and 1 elsewhere."""
+    task = RetrievalTask(D=3, K=3, vocab=30, query_marker=query_marker)
+    batch = task.sample(16, torch.Generator().manual_seed(2))
+    model = build_model(RunSpec(task=task, model=RetrievalTransformerConfig(layers=1, heads=1,
+                                                                            d_model=8)))
+    targets = batch["eval_targets"].clamp_min(0)
+
+    def answering(wrong: torch.Tensor):
+        def forward(tokens, ablate=None):
+            logits = torch.nn.functional.one_hot(torch.where(wrong, targets + 1, targets),
+                                                 task.vocab_size() + 1).float()
+            return logits, []
+        return forward
+
+    query = torch.zeros_like(targets, dtype=torch.bool)
+    query[:, -1] = True
+    model.forward = answering(query)
+    query_acc, per_depth = model.depth_accuracy(batch)
+    assert query_acc == 0.0
+    np.testing.assert_array_equal(per_depth, np.ones(4))
+    model.forward = answering(batch["depth"] == 1)
+    query_acc, per_depth = model.depth_accuracy(batch)
+    assert query_acc == 1.0
+    np.testing.assert_array_equal(per_depth, [1.0, 0.0, 1.0, 1.0])
+
+
 def test_chain_neighbour_masks_follow_the_chain():
     """In R1 order, statement (s_i, s_{i-1}) of link i: ``chain_next`` marks both tokens of link
     i - 1 (depths i - 1, i - 2), none for link 1; ``chain_prev`` both tokens of link i + 1,

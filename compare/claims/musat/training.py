@@ -4,8 +4,16 @@ heads emerge in order.
 
 Configurations are CPU-sized at ``quick`` and keep the spec's pitfalls in mind (§9.2): K = 4
 chains (chance 1/4 on the query, no single-chain shortcut); a separate query token, so the
-learning runs use refined bound + 1 layers (pitfall b); the same step budget for IC and
-query-only (pitfall c). Runs are shared between the claims through the cache.
+learning runs use at least the refined bound + 1 layers (pitfall b); the same step budget for
+IC and query-only (pitfall c). Runs are shared between the claims through the cache.
+
+The learning cell at ``quick`` is D = 2 with 4 layers (refined bound 2, so + 2), the smallest
+chain with two depths >= 1 to order. Measured on this CPU before choosing it (IC, K = 4, no
+distractors): with 3 layers (refined + 1, d_model 64, lr 1e-3, batch 128) 1 of 3 seeds learned
+the query in 8000 steps; with 4 layers (d_model 32, lr 3e-3, batch 64) 3 of 4 seeds did within
+3000 steps. Every seed that missed sat on the same plateau: every statement token right, the
+query at chance (see ``RetrievalTransformer.depth_accuracy``). ``full`` adds a grid of
+(D, layers) cells, IC and query-only, for the heat map (PF1).
 """
 
 from __future__ import annotations
@@ -29,19 +37,23 @@ from empirics.retrieval_transformer import RetrievalTransformerConfig
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
                    "architecture unknown (musat2024.md §4)")
 
+NO_GRID: dict[str, Any] = {"D": (), "layers": (), "distractors": 0, "seeds": 0}
 RETRIEVAL: dict[str, dict[str, Any]] = {
     # shallow: (D, layers, distractor statements) below min_layers(D), with distractors so
-    # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) =
-    # refined bound + 1
+    # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) with
+    # at least the refined bound + 1 layers; grid: more (D, layers) cells, trained with IC and
+    # query-only for the heat map only (every D with every layer count, ``seeds`` each)
     "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
-              "eval_size": 256, "seeds": 2},
-    "quick": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
+              "eval_size": 256, "seeds": 2, "grid": NO_GRID},
+    "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
-              "eval_size": 512, "seeds": 3},
-    "full": {"shallow": (4, 1, 8), "deep": (2, 3), "K": 4, "vocab": 64, "d_model": 64,
+              "eval_size": 512, "seeds": 3, "grid": NO_GRID},
+    "full": {"shallow": (4, 1, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
              "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 500,
-             "eval_size": 1024, "seeds": 5},
+             "eval_size": 1024, "seeds": 5,
+             "grid": {"D": (1, 2, 3, 4), "layers": (1, 2, 3, 4), "distractors": 4,
+                      "seeds": 2}},
 }
 LEARNED = 0.9
 """A query (or a depth) counts as learned at accuracy >= 0.9 (musat2024.md §9.2-§9.3)."""
@@ -61,8 +73,24 @@ def _diverged_note(n: int) -> str:
     return f"; {n} diverged run(s) left out" if n else ""
 
 
-def retrieval_spec(params: dict[str, Any], cell: str, ic: bool, seed: int) -> RunSpec:
-    D, layers, distractors = (*params[cell], 0)[:3]
+Cell = str | tuple[int, ...]
+"""A trained configuration: a name in the parameters ("shallow", "deep") or (D, layers,
+distractors) itself (a grid cell)."""
+
+
+def cell_shape(params: dict[str, Any], cell: Cell) -> tuple[int, int, int]:
+    """(D, layers, distractor statements) of a cell."""
+    return (*(params[cell] if isinstance(cell, str) else cell), 0)[:3]
+
+
+def grid_cells(params: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """The heat map's extra cells: every D of the grid with every layer count."""
+    grid = params.get("grid", NO_GRID)
+    return [(D, layers, grid["distractors"]) for D in grid["D"] for layers in grid["layers"]]
+
+
+def retrieval_spec(params: dict[str, Any], cell: Cell, ic: bool, seed: int) -> RunSpec:
+    D, layers, distractors = cell_shape(params, cell)
     return RunSpec(task=RetrievalTask(D=D, K=params["K"], vocab=params["vocab"], ic=ic,
                                       distractors=distractors),
                    model=RetrievalTransformerConfig(layers=layers, heads=params["heads"],
@@ -115,17 +143,24 @@ class _RetrievalClaim(Claim):
         D = point["D"]
         return {"deep": (D, theory.musat.min_layers_refined_value(D) + 1)}
 
+    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        """(cell, ic, number of seeds) of every group of runs this claim reads, in order."""
+        return [(cell, ic, params["seeds"]) for cell, ic in self.cells]
+
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return [retrieval_spec(params, cell, ic, seed) for cell, ic in self.cells
-                for seed in range(params["seeds"])]
+        return [retrieval_spec(params, cell, ic, seed) for cell, ic, n in self.plan(params)
+                for seed in range(n)]
 
     def groups(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[list]:
-        n = params["seeds"]
-        return [list(results[i * n:(i + 1) * n]) for i in range(len(self.cells))]
+        out, start = [], 0
+        for _, _, n in self.plan(params):
+            out.append(list(results[start:start + n]))
+            start += n
+        return out
 
     @staticmethod
-    def describe(params: dict[str, Any], cell: str, ic: bool) -> str:
-        D, layers, distractors = (*params[cell], 0)[:3]
+    def describe(params: dict[str, Any], cell: Cell, ic: bool) -> str:
+        D, layers, distractors = cell_shape(params, cell)
         return (f"D = {D}, {layers} layer(s), {'IC' if ic else 'query-only'}, K = {params['K']}, "
                 f"{distractors} distractor statements, d_model {params['d_model']}, "
                 f"{params['steps']} steps")
@@ -153,6 +188,15 @@ class ShallowModelsFail(_RetrievalClaim):
         D = point["D"]
         return {"shallow": (D, theory.musat.min_layers_value(D) - 1, point["distractors"])}
 
+    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        """The four named groups, then the grid's cells (IC and query-only) that are not one
+        of them."""
+        named = super().plan(params)
+        shapes = {(cell_shape(params, cell), ic) for cell, ic, _ in named}
+        seeds = params.get("grid", NO_GRID)["seeds"]
+        return named + [(cell, ic, seeds) for cell in grid_cells(params) for ic in (True, False)
+                        if (cell, ic) not in shapes]
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         accs, diverged = finished([final_query(r) for r in self.groups(params, results)[0]])
         limit = 1 / params["K"] + CHANCE_MARGIN
@@ -170,22 +214,24 @@ class ShallowModelsFail(_RetrievalClaim):
             statistic=f"final query accuracy over {len(accs)} seeds. {RECONSTRUCTION}",
             tolerance={"near_chance": limit, "why": "chance 1/K plus the spec's delta = 0.1"},
             explanation=(f"{layers} layer(s) < min_layers({D}) = {bound}: query accuracy "
-                         f"{np.mean(accs):.3f} (95% CI {lo:.3f}-{hi:.3f}) against chance "
+                         f"{np.mean(accs):.3f} (95% CI {lo:.3f} to {hi:.3f}) against chance "
                          f"{1 / params['K']:.2f}" + _diverged_note(diverged)),
             n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged},
-            figures={"depth_heatmap": depth_heatmap(params, results, self.cells)})
+            figures={"depth_heatmap": depth_heatmap(params, self.plan(params),
+                                                    self.groups(params, results))})
 
 
 class SufficientDepthLearns(_RetrievalClaim):
-    """``musat.sufficient_depth_learns``: with the refined bound + 1 layers (a separate query
-    token needs the refined bound, and the bound is only necessary: pitfalls b, c of §9.2) and
-    IC, the query is learned (accuracy >= 0.9). Per-seed final accuracies (a diverged seed is a
-    failed seed: accuracy 0), 95% t-interval: confirmed when the mean is >= 0.9 and the lower
+    """``musat.sufficient_depth_learns``: with at least the refined bound + 1 layers (a separate
+    query token needs the refined bound, and the bound is only necessary: pitfalls b, c of
+    §9.2; the profile states the cell) and IC, the query is learned (accuracy >= 0.9).
+    Per-seed final accuracies (a diverged seed is a failed seed: accuracy 0), 95%
+    t-interval: confirmed when the mean is >= 0.9 and the lower
     end above chance + 0.1; refuted when the upper end is below 0.9; inconclusive otherwise."""
 
     id = "musat.sufficient_depth_learns"
-    statement = ("With enough layers (refined bound + 1, for the separate query token) and the "
-                 "implicit curriculum, the query is learned.")
+    statement = ("With enough layers (at least the refined bound + 1, for the separate query "
+                 "token) and the implicit curriculum, the query is learned.")
     cells = (("deep", True),)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
@@ -199,9 +245,18 @@ class SufficientDepthLearns(_RetrievalClaim):
                    Verdict.CONFIRMED if mean >= LEARNED and lo > floor else
                    Verdict.REFUTED if hi < LEARNED else Verdict.INCONCLUSIVE)
         D, layers = params["deep"][:2]
+        refined = theory.musat.min_layers_refined_value(D)
+        learned = sum(a >= LEARNED for a in accs)
         why = (f"{layers} layers for D = {D} (paper bound {theory.musat.min_layers_value(D)}, "
-               f"refined {theory.musat.min_layers_refined_value(D)}): query accuracy {mean:.3f} "
-               f"(95% CI {lo:.3f}-{hi:.3f}) after {params['steps']} steps")
+               f"refined {refined}, so refined {layers - refined:+d}): query accuracy "
+               f"{mean:.3f} (95% CI {lo:.3f} to {hi:.3f}) after {params['steps']} steps; "
+               f"{learned} of {len(accs)} seeds at >= {LEARNED}")
+        if learned < len(accs):
+            plateau = [round(float(r.metrics[f"acc_depth{D}"][-1]), 2) for r in results
+                       if f"acc_depth{D}" in r.metrics and final_query(r) < LEARNED]
+            why += (f" (the others' depth-{D} statement accuracy at the end: {plateau}; a seed "
+                    "with every statement right and the query at chance has learned the chain "
+                    "but not the separate query token's extra read)")
         if verdict is Verdict.REFUTED:
             why += "; not learned within this step budget (the paper trains 24k steps at batch 128)"
         if diverged:
@@ -437,42 +492,47 @@ class HeadsEmergeInSequence(_RetrievalClaim):
             figures={"attention_maps": attention_figure(results[0])} if results else {})
 
 
-def depth_heatmap(params: dict[str, Any], results: Sequence[RunResult],
-                  cells: tuple[tuple[str, bool], ...]):
+def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
+                  groups: Sequence[Sequence[RunResult]]):
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
-    query-only supervision, for the cells available, with the bound min_layers(D) as a line
-    (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the shaded cells
-    under it have fewer layers than the bound."""
-    panels = [ic for ic in (True, False) if any(flag == ic for _, flag in cells)]
+    query-only supervision, for every trained cell (mean over its seeds; a cell trained twice,
+    e.g. with and without distractors, shows its first group), with the bound min_layers(D)
+    as a line (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the
+    shaded cells under it have fewer layers than the bound."""
+    panels = [ic for ic in (True, False) if any(flag == ic for _, flag, _ in plan)]
+    shapes = [cell_shape(params, cell) for cell, _, _ in plan]
+    max_D = max([5, *(D for D, _, _ in shapes)])
+    max_layers = max([4, *(layers for _, layers, _ in shapes)])
     fig, axes = new_figure(ncols=len(panels), width=4.0)
-    n = params["seeds"]
-    depths = np.arange(1, 6)
+    depths = np.arange(1, max_D + 1)
     tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
     for ax, ic in zip(axes, panels, strict=True):
-        for i, (cell, flag) in enumerate(cells):
-            if flag != ic:
+        drawn = set()
+        for (D, layers, _), (_, flag, _), runs in zip(shapes, plan, groups, strict=True):
+            if flag != ic or (D, layers) in drawn:
                 continue
-            D, layers = params[cell][:2]
-            kept = finished([final_query(r) for r in results[i * n:(i + 1) * n]])[0]
+            drawn.add((D, layers))
+            kept = finished([final_query(r) for r in runs])[0]
             acc = float(np.mean(kept)) if kept else float("nan")
-            ax.scatter([D], [layers], s=600, c=[acc], cmap="cividis", vmin=0, vmax=1,
+            ax.scatter([D], [layers], s=500, c=[acc], cmap="cividis", vmin=0, vmax=1,
                        marker="s", edgecolors="black")
-            ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center",
+            ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center", fontsize=7,
                         color="white" if acc < 0.6 else "black")
         ax.bar(depths, tops, width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
                label="fewer layers than the bound (3^t < 2D)")
         # the bound as a line: the top edge of the shaded cells, min_layers(D) - 1/2
-        ax.step(np.arange(0.5, 6.0), [*tops, tops[-1]], where="post", color=PALETTE["theory"],
-                label="bound: min_layers(D), smallest t with 3^t >= 2D")
+        ax.step(np.arange(0.5, max_D + 1.0), [*tops, tops[-1]], where="post",
+                color=PALETTE["theory"], label="bound: min_layers(D), smallest t with 3^t >= 2D")
         ax.set_xlabel("chain length D (hops)")
         ax.set_ylabel("layers t")
-        ax.set_xlim(0.5, 5.5)
-        ax.set_ylim(0, 4.5)
+        ax.set_xlim(0.5, max_D + 0.5)
+        ax.set_ylim(0, max_layers + 1.8)  # the top rows hold the legend, clear of the cells
         ax.set_title(f"{'implicit curriculum' if ic else 'query-only'}: query accuracy",
                      fontsize=9)
-        ax.legend(fontsize=7, loc="upper right")
-    fig.suptitle(f"mean final query accuracy over {n} seeds (K = {params['K']}, chance "
-                 f"{1 / params['K']:.2f})", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+    seeds = sorted({n for _, _, n in plan})
+    fig.suptitle(f"mean final query accuracy over {' or '.join(map(str, seeds))} seeds per cell "
+                 f"(K = {params['K']}, chance {1 / params['K']:.2f})", fontsize=9)
     return fig
 
 
