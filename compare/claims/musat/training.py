@@ -225,9 +225,10 @@ class SufficientDepthLearns(_RetrievalClaim):
     """``musat.sufficient_depth_learns``: with at least the refined bound + 1 layers (a separate
     query token needs the refined bound, and the bound is only necessary: pitfalls b, c of
     §9.2; the profile states the cell) and IC, the query is learned (accuracy >= 0.9).
-    Per-seed final accuracies (a diverged seed is a failed seed: accuracy 0), 95%
-    t-interval: confirmed when the mean is >= 0.9 and the lower
-    end above chance + 0.1; refuted when the upper end is below 0.9; inconclusive otherwise."""
+    Per-seed final accuracies (a diverged seed is a failed seed: accuracy 0), 95% t-interval:
+    confirmed when the mean is >= 0.9 and the lower end above chance + 0.1; refuted when the
+    upper end is below 0.9; inconclusive otherwise. The explanation also counts the seeds that
+    learned and gives the others' statement accuracy at depth D (the query plateau)."""
 
     id = "musat.sufficient_depth_learns"
     statement = ("With enough layers (at least the refined bound + 1, for the separate query "
