@@ -112,6 +112,24 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     assert len(labels[1]) == 4
 
 
+def test_attention_maps_name_the_emerged_heads():
+    from compare.claims.musat.training import attention_figure
+
+    claim = SufficientDepthLearns()
+    spec = claim.specs({**claim.params("smoke"), "seeds": 1})[0]
+    run = fake(spec, [0.0, 0.5, 1.0, 1.0], steps=(0, 100, 200, 300))
+    for layer in range(2):
+        for head in range(2):
+            for role in ("partner", "same_symbol", "chain_next", "chain_prev"):
+                run.metrics[f"head{layer}.{head}_{role}"] = np.zeros(4)
+    run.metrics["head1.0_chain_next"] = np.array([0.1, 0.6, 0.7, 0.8])  # emerges at step 100
+    run.metrics["head0.1_partner"] = np.array([0.1, 0.6, 0.2, 0.8])     # does not stay
+    run.final = {"attention_example": np.full((2, 2, 5, 5), 0.2)}
+    titles = [ax.get_title() for ax in attention_figure(run).axes]
+    assert titles == ["L0 H0: not emerged", "L0 H1: not emerged",
+                      "L1 H0: chain_next (step 100)", "L1 H1: not emerged"]
+
+
 @pytest.mark.parametrize(("ic", "query_only", "expected"), [
     ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED),
     ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.REFUTED),

@@ -575,19 +575,32 @@ def ic_figure(groups: list[list[RunResult]]):
 
 
 def attention_figure(result: RunResult):
-    """Every head's attention map on one evaluation instance at the end of training."""
+    """Every head's attention map on one evaluation instance at the end of training; an emerged
+    head (``HeadsEmergeInSequence.emerged``) is framed and titled with its role and emergence
+    step, the others are titled "not emerged"."""
     maps = result.final.get("attention_example")
     if maps is None:
         fig, (ax,) = new_figure()
         ax.text(0.5, 0.5, "no attention recorded", ha="center")
         return fig
+    roles = {(layer, head): (role, step)
+             for step, layer, head, role in HeadsEmergeInSequence().emerged(result)}
     layers, heads = maps.shape[:2]
     fig, axes = new_figure(ncols=heads, nrows=layers, width=2.0, height=2.0)
     for i, ax in enumerate(axes):
         layer, head = divmod(i, heads)
         ax.imshow(maps[layer, head], cmap="Greys", vmin=0, vmax=1)
-        ax.set_title(f"layer {layer} head {head}", fontsize=7)
+        if (layer, head) in roles:
+            role, step = roles[layer, head]
+            title = f"L{layer} H{head}: {role} (step {step})"
+            for spine in ax.spines.values():
+                spine.set(visible=True, color=PALETTE["red"], linewidth=2)
+        else:
+            title = f"L{layer} H{head}: not emerged"
+        ax.set_title(title, fontsize=7)
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
+    fig.suptitle(f"attention at the end of training, seed {result.spec.seed} (rows: query "
+                 "positions, columns: key positions; framed: emerged heads)", fontsize=9)
     return fig
