@@ -23,12 +23,19 @@ appended (optionally after a query-marker token). The answer is the chain's root
   to the root ends at or before it (depth-0 symbols, the roots, keep theirs); the default
   ``"all"`` supervises every chain position. The query is always supervised.
 
+- ``train_examples=N`` trains on a fixed set of N examples (the paper's 2^18 or 2^20 randomly
+  generated examples, musat2024.md §1.3), drawn once from ``dataset_seed`` and shared by every
+  run with that seed; batches are drawn from it uniformly with replacement from the run's data
+  stream. The default 0 draws fresh examples for every batch. Evaluation always uses fresh
+  examples.
+
 R3's causal attention is a model option (``RetrievalTransformerConfig.causal``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -55,6 +62,8 @@ class RetrievalTask(TaskConfig):
     query_marker: bool = False
     arrangement: str = "shuffled"
     ic_scope: str = "all"
+    train_examples: int = 0
+    dataset_seed: int = 0
 
     def validate(self) -> None:
         for name, low in (("D", 1), ("K", 2), ("vocab", 2)):
@@ -75,6 +84,10 @@ class RetrievalTask(TaskConfig):
                 self.ic_scope)
         require(isinstance(self.query_marker, bool), "task.query_marker", "true or false",
                 self.query_marker)
+        require(is_int(self.train_examples) and self.train_examples >= 0, "task.train_examples",
+                "an integer >= 0 (0: fresh examples for every batch)", self.train_examples)
+        require(is_int(self.dataset_seed) and 0 <= self.dataset_seed < 2**32,
+                "task.dataset_seed", "an integer in [0, 2^32)", self.dataset_seed)
 
     @property
     def T(self) -> int:
@@ -85,6 +98,19 @@ class RetrievalTask(TaskConfig):
         return self.vocab + int(self.query_marker)
 
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        """A training batch: fresh examples, or ``batch_size`` draws from the fixed set."""
+        if not self.train_examples:
+            return self.fresh(batch_size, generator)
+        pool = _training_set(self)
+        rows = torch.randint(self.train_examples, (batch_size,), generator=generator)
+        return {name: values[rows] for name, values in pool.items()}
+
+    def sample_eval(self, batch_size: int, generator: torch.Generator) -> Batch:
+        """Fresh examples, also when training uses a fixed set."""
+        return self.fresh(batch_size, generator)
+
+    def fresh(self, batch_size: int, generator: torch.Generator) -> Batch:
+        """``batch_size`` new examples from the generator."""
         B, K, D, n_dis = batch_size, self.K, self.D, self.distractors
         n_sym = K * (D + 1) + 2 * n_dis
         symbols = torch.argsort(torch.rand(B, self.vocab, generator=generator), dim=1)[:, :n_sym]
@@ -139,6 +165,13 @@ class RetrievalTask(TaskConfig):
         supervised[:, -1] = answer
         return {"tokens": tokens, "targets": supervised, "eval_targets": all_targets,
                 "depth": depth}
+
+
+@lru_cache(maxsize=4)
+def _training_set(task: RetrievalTask) -> Batch:
+    """The fixed training set of ``task.train_examples`` examples from ``task.dataset_seed``,
+    built once per process."""
+    return task.fresh(task.train_examples, torch.Generator().manual_seed(task.dataset_seed))
 
 
 def _chains_in_order(order: torch.Tensor, K: int, D: int) -> torch.Tensor:

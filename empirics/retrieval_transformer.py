@@ -1,7 +1,14 @@
 """The transformer trained on the retrieval problem (musat2024.md §4, defaults [R]: the paper's
-architecture is unknown): token and learned absolute position embeddings, ``layers`` blocks of
-multi-head self-attention and an MLP (4x), pre-LayerNorm by default, bidirectional attention by
-default (R1; ``causal=True`` for R3), a linear read-out at every position.
+architecture is unknown): token embeddings and positions, ``layers`` blocks of multi-head
+self-attention and an MLP (``mlp_ratio`` x the width, 4 by default), pre-LayerNorm by default,
+bidirectional attention by default (R1; ``causal=True`` for R3), a linear read-out at every
+position.
+
+Positions (``pos_encoding``, musat2024.md §9.4): ``"learned"`` absolute embeddings (default),
+``"sinusoidal"`` fixed absolute ones (Vaswani et al. 2017), or ``"rope"``, rotary embeddings
+of the queries and keys in every head (Su et al. 2021), which carry only relative position
+into the attention scores: the spec's pitfall (a) notes that absolute positions let one layer
+read fixed statement slots.
 
 Attention patterns are computed with an explicit softmax and returned as
 ``[batch, head, query_pos, key_pos]`` per layer, so probes can score heads on structural
@@ -32,8 +39,11 @@ class RetrievalTransformerConfig(ModelConfig):
     d_model: int = 64
     norm: str = "pre"
     causal: bool = False
+    pos_encoding: str = "learned"
+    mlp_ratio: int = 4
 
     NORMS = ("pre", "post")
+    POS_ENCODINGS = ("learned", "sinusoidal", "rope")
 
     def validate(self) -> None:
         for name in ("layers", "heads", "d_model"):
@@ -44,6 +54,12 @@ class RetrievalTransformerConfig(ModelConfig):
         require(self.norm in self.NORMS, "model.norm", f"one of {', '.join(self.NORMS)}",
                 self.norm)
         require(isinstance(self.causal, bool), "model.causal", "true or false", self.causal)
+        require(self.pos_encoding in self.POS_ENCODINGS, "model.pos_encoding",
+                f"one of {', '.join(self.POS_ENCODINGS)}", self.pos_encoding)
+        require(self.pos_encoding != "rope" or (self.d_model // self.heads) % 2 == 0,
+                "model.d_model", "an even width per head for rope", self.d_model)
+        require(is_int(self.mlp_ratio) and self.mlp_ratio >= 1, "model.mlp_ratio",
+                "an integer >= 1", self.mlp_ratio)
 
     def build(self, task: TaskConfig) -> RetrievalTransformer:
         require(hasattr(task, "vocab_size") and hasattr(task, "T"), "task",
@@ -56,25 +72,58 @@ class RetrievalTransformerConfig(ModelConfig):
 
     def relative_cost(self, task: TaskConfig) -> float:
         T = getattr(task, "T", 32)
-        return self.layers * T * (12 * self.d_model**2 + 2 * T * self.d_model) / 5e4
+        width = 4 + 2 * self.mlp_ratio  # qkv and projection, then the MLP, per d_model^2
+        return self.layers * T * (width * self.d_model**2 + 2 * T * self.d_model) / 5e4
+
+
+def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
+    """(T, d) fixed absolute encodings: sin and cos of position / 10000^(2i/d), interleaved."""
+    position = torch.arange(T, dtype=torch.float32)[:, None]
+    rate = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
+    table = torch.zeros(T, d)
+    table[:, 0::2] = torch.sin(position * rate)
+    table[:, 1::2] = torch.cos(position * rate)[:, : d // 2]
+    return table
+
+
+def rotary_angles(T: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin (T, head_dim / 2) of the rotary angles position / 10000^(2i/head_dim)."""
+    rate = 10000.0 ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+    angles = torch.arange(T, dtype=torch.float32)[:, None] * rate
+    return torch.cos(angles), torch.sin(angles)
+
+
+def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each (even, odd) pair of the last dimension of x (..., T, head_dim) by its
+    position's angle: the score of a rotated query and key depends on their offset only."""
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten(-2)
 
 
 class Block(nn.Module):
-    def __init__(self, config: RetrievalTransformerConfig) -> None:
+    def __init__(self, config: RetrievalTransformerConfig, T: int) -> None:
         super().__init__()
         d = config.d_model
         self.heads, self.head_dim = config.heads, d // config.heads
         self.pre = config.norm == "pre"
         self.causal = config.causal
+        self.rope = config.pos_encoding == "rope"
+        if self.rope:
+            cos, sin = rotary_angles(T, self.head_dim)
+            self.register_buffer("cos", cos, persistent=False)
+            self.register_buffer("sin", sin, persistent=False)
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
-        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+        hidden = config.mlp_ratio * d
+        self.mlp = nn.Sequential(nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, d))
 
     def attend(self, x: torch.Tensor, ablate: dict[int, str]
                ) -> tuple[torch.Tensor, torch.Tensor]:
         B, T, d = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        if self.rope:
+            q, k = rotate(q, self.cos[:T], self.sin[:T]), rotate(k, self.cos[:T], self.sin[:T])
         scores = q @ k.transpose(-1, -2) / self.head_dim**0.5                   # (B, H, T, T)
         if self.causal:
             mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -101,8 +150,14 @@ class RetrievalTransformer(nn.Module):
         super().__init__()
         self.config = config
         self.embed = nn.Embedding(vocab, config.d_model)
-        self.pos = nn.Parameter(torch.randn(T, config.d_model))  # as the token embeddings
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
+        if config.pos_encoding == "learned":
+            self.pos = nn.Parameter(torch.randn(T, config.d_model))  # as the token embeddings
+        elif config.pos_encoding == "sinusoidal":
+            self.register_buffer("pos", sinusoidal_positions(T, config.d_model),
+                                 persistent=False)
+        else:  # rope: positions enter the attention scores only
+            self.register_buffer("pos", torch.zeros(T, config.d_model), persistent=False)
+        self.blocks = nn.ModuleList(Block(config, T) for _ in range(config.layers))
         self.ln_f = nn.LayerNorm(config.d_model) if config.norm == "pre" else nn.Identity()
         self.out = nn.Linear(config.d_model, vocab)
 

@@ -65,6 +65,88 @@ def test_bad_task_and_model_configs():
         RetrievalTask(K=1)
     with pytest.raises(ValueError, match=r"model\.d_model must be a multiple of heads"):
         RetrievalTransformerConfig(d_model=30, heads=4)
+    with pytest.raises(ValueError, match=r"model\.pos_encoding must be one of learned"):
+        RetrievalTransformerConfig(pos_encoding="alibi")
+    with pytest.raises(ValueError, match=r"model\.d_model must be an even width per head"):
+        RetrievalTransformerConfig(d_model=12, heads=4, pos_encoding="rope")
+    with pytest.raises(ValueError, match=r"model\.mlp_ratio must be an integer >= 1"):
+        RetrievalTransformerConfig(mlp_ratio=0)
+    with pytest.raises(ValueError, match=r"task\.train_examples must be an integer >= 0"):
+        RetrievalTask(train_examples=-1)
+    with pytest.raises(ValueError, match=r"task\.dataset_seed must be an integer"):
+        RetrievalTask(dataset_seed=-1)
+
+
+@settings(max_examples=20)
+@given(i=st.integers(0, 20), j=st.integers(0, 20), shift=st.integers(0, 20),
+       seed=st.integers(0, 1000))
+def test_rotary_scores_depend_on_the_offset_only(i, j, shift, seed):
+    """Rotary embeddings (Su et al. 2021): the score of a query at position i and a key at j is
+    the same at i + s and j + s; one position apart, a unit vector in the first pair scores
+    cos(1) against itself (the rotation is real)."""
+    from empirics.retrieval_transformer import rotary_angles, rotate
+
+    q, k = torch.randn(2, 8, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    cos, sin = (a.double() for a in rotary_angles(48, 8))
+
+    def score(a: int, b: int) -> float:
+        return float(rotate(q, cos[a], sin[a]) @ rotate(k, cos[b], sin[b]))
+
+    # the angles are float32 tables: agreement to float32 rounding
+    assert score(i, j) == pytest.approx(score(i + shift, j + shift), abs=1e-5)
+    # negative control: the rotation is not the identity (first pair turns 1 rad a position)
+    unit = torch.zeros(8, dtype=torch.float64)
+    unit[0] = 1.0
+    turned = rotate(unit, cos[1], sin[1]) @ rotate(unit, cos[0], sin[0])
+    assert float(turned) == pytest.approx(np.cos(1.0), abs=1e-6)
+
+
+@pytest.mark.parametrize("pos_encoding", ["learned", "sinusoidal", "rope"])
+def test_position_encodings_train_and_batch_seeds(pos_encoding):
+    """Every encoding trains, has no learned position table unless "learned", and the
+    seed-batched path gives the plain loop's numbers (rotary and sinusoidal tables are
+    buffers, stacked like parameters)."""
+    from empirics.train import train_group
+
+    specs = [RunSpec(task=RetrievalTask(D=2, K=3, vocab=30),
+                     model=RetrievalTransformerConfig(layers=2, heads=2, d_model=16,
+                                                      pos_encoding=pos_encoding, mlp_ratio=2),
+                     steps=8, batch_size=8, eval_every=4, eval_size=16, seed=s)
+             for s in range(2)]
+    model = build_model(specs[0])
+    learned = {name for name, _ in model.named_parameters() if name == "pos"}
+    assert learned == ({"pos"} if pos_encoding == "learned" else set())
+    assert model.blocks[0].mlp[0].out_features == 32
+    plain = train_group(specs, batched=False)
+    batched = train_group(specs, batched=True)
+    for a, b in zip(plain, batched, strict=True):
+        assert a.status == b.status == "ok"
+        for name, values in a.arrays().items():
+            np.testing.assert_allclose(b.arrays()[name], values, rtol=1e-4, atol=1e-5,
+                                       err_msg=name)
+
+
+def test_a_fixed_training_set_is_shared_sampled_from_and_evaluation_stays_fresh():
+    """``train_examples=N``: every training example is one of the N drawn once from
+    ``dataset_seed`` (the same set for every run with that seed, another set for another
+    seed); evaluation batches are fresh examples, as with the default."""
+    task = RetrievalTask(D=2, K=3, vocab=30, train_examples=64, dataset_seed=5)
+    pool = task.fresh(64, torch.Generator().manual_seed(5))
+    rows = {tuple(r) for r in pool["tokens"].tolist()}
+    batch = task.sample(200, torch.Generator().manual_seed(1))
+    assert {tuple(r) for r in batch["tokens"].tolist()} <= rows
+    assert len({tuple(r) for r in batch["tokens"].tolist()}) > 32  # drawn across the set
+    for name in ("targets", "eval_targets", "depth"):  # rows stay aligned across fields
+        index = {tuple(t): i for i, t in enumerate(pool["tokens"].tolist())}
+        picked = torch.tensor([index[tuple(t)] for t in batch["tokens"].tolist()])
+        assert torch.equal(batch[name], pool[name][picked])
+    other = RetrievalTask(D=2, K=3, vocab=30, train_examples=64, dataset_seed=6)
+    assert not {tuple(r) for r in other.sample(50, torch.Generator()).get("tokens").tolist()} \
+        <= rows
+    fresh = RetrievalTask(D=2, K=3, vocab=30)
+    a = task.sample_eval(16, torch.Generator().manual_seed(3))
+    b = fresh.sample_eval(16, torch.Generator().manual_seed(3))
+    assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_transformer_patterns_ablation_and_training():
