@@ -74,7 +74,9 @@ def _store(args: argparse.Namespace):
     return RunStore(Path(args.cache).expanduser() if args.cache else None)
 
 
-def _check_profile_and_workers(args: argparse.Namespace) -> None:
+def _check_common_options(args: argparse.Namespace) -> None:
+    """--profile, and --workers and --device where the command has them, before anything is
+    written."""
     from compare.claim import PROFILES
 
     if args.profile not in PROFILES:
@@ -115,7 +117,7 @@ def _check_corpus(path: str) -> str:
 def _cmd_verify(args: argparse.Namespace) -> int:
     from compare.registry import select
 
-    _check_profile_and_workers(args)
+    _check_common_options(args)
     if not (args.executor in ("local", "dask-local") or args.executor.startswith("dask://")):
         raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
                         f"dask://HOST:PORT")
@@ -231,7 +233,7 @@ def _executor(args: argparse.Namespace, store):
 def _cmd_falsify(args: argparse.Namespace) -> int:
     from compare.registry import select
 
-    _check_profile_and_workers(args)
+    _check_common_options(args)
     if args.budget < 1:
         raise UserError(f"--budget must be an integer >= 1; got {args.budget}")
     if args.max_cost is not None and args.max_cost <= 0:
@@ -311,8 +313,7 @@ def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
 
 # -- figures ------------------------------------------------------------------------------
 def _cmd_figures(args: argparse.Namespace) -> int:
-
-    _check_profile_and_workers(args)
+    _check_common_options(args)
     out = Path(args.out)
     _check_output_dir(out, "--out")
     from paper_figures import regenerate

@@ -26,9 +26,9 @@ from empirics.executor import (
     CodeMismatchError,
     Executor,
     ExecutorSetupError,
-    _and_others,
     _CostBar,
     one_thread,
+    unit_label,
     work_units,
     worker_count,
 )
@@ -117,8 +117,7 @@ class DaskExecutor(Executor):
                 unit = futures[future]
                 if future.status != "finished":
                     error = future.exception()
-                    raise RuntimeError(f"run {unit[0].key()} ({unit[0].label()})"
-                                       f"{_and_others(unit)} failed on the Dask cluster: "
+                    raise RuntimeError(f"{unit_label(unit)} failed on the Dask cluster: "
                                        f"{type(error).__name__}: {error}") from error
                 for spec, (metadata, arrays) in zip(unit, future.result(), strict=True):
                     if metadata.get("key") != spec.key():

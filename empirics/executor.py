@@ -201,15 +201,16 @@ class LocalExecutor(Executor):
                 if isinstance(error, OSError):  # e.g. a full disk: the store's own error
                     raise error
                 if error is not None:
-                    raise RuntimeError(f"run {unit[0].key()} ({unit[0].label()})"
-                                       f"{_and_others(unit)} failed: {error}") from error
+                    raise RuntimeError(f"{unit_label(unit)} failed: {error}") from error
                 raise CodeMismatchError("the empirics code changed while the sweep ran (a "
                                         "worker computed a different run key); run again")
 
 
-def _and_others(unit: Sequence[RunSpec]) -> str:
-    """`` and its N seed-batched siblings`` for a group, nothing for a single run."""
-    return f" and its {len(unit) - 1} seed-batched siblings" if len(unit) > 1 else ""
+def unit_label(unit: Sequence[RunSpec]) -> str:
+    """A unit of work in an error message: "run KEY (label)", and "and its N seed-batched
+    siblings" for a group."""
+    others = f" and its {len(unit) - 1} seed-batched siblings" if len(unit) > 1 else ""
+    return f"run {unit[0].key()} ({unit[0].label()}){others}"
 
 
 class _CostBar:
