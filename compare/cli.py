@@ -24,8 +24,11 @@ import io
 import json
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -554,7 +557,35 @@ def _one_line(exc: Exception) -> str:
     return str(exc)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: handled like Ctrl-C, but the exit code is 143 (128 + SIGTERM)."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Inside: SIGTERM (``kill``, a batch scheduler's stop) takes the path of Ctrl-C, so the
+    executor stops its workers and the finished runs stay cached. Only the main thread can set a
+    handler; the previous one is put back on exit (tests call :func:`main` in-process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> NoReturn:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -579,10 +610,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_runs(args)
     except BrokenPipeError:  # e.g. piped into head: not an error
         os._exit(0)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("attnverify: interrupted; finished runs are cached, run again to resume",
               file=sys.stderr)
-        return 130
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
     except Exception as exc:
         if not _is_user_error(exc):
             raise

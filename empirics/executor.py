@@ -20,9 +20,11 @@ import itertools
 import math
 import multiprocessing
 import os
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from typing import Any
 
 import torch
@@ -92,6 +94,25 @@ def work_units(specs: Sequence[RunSpec], workers: int) -> list[list[RunSpec]]:
 def one_thread() -> None:
     """Every worker trains with one torch thread: results equal the in-process path's."""
     torch.set_num_threads(1)
+
+
+PARENT_POLL_S = 1.0
+"""How often a pool worker checks that the process that started it is still alive."""
+
+
+def _init_pool_worker(parent: int) -> None:
+    """A local pool worker: one torch thread, and exit when ``parent`` (the ``verify``
+    process) is gone. A parent killed without a chance to stop its pool (SIGKILL, a crash)
+    would otherwise leave its workers training runs nobody waits for (the run being trained
+    is lost; every finished one is already in the store)."""
+    one_thread()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 class Executor(ABC):
@@ -185,25 +206,39 @@ class LocalExecutor(Executor):
     def _run_pool(self, units: list[list[RunSpec]], bar: _CostBar) -> None:
         context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
         n_proc = min(self.workers, len(units))
-        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=one_thread) as pool:
-            futures = {pool.submit(_train_and_store, [s.to_dict() for s in unit],
-                                   str(self.store.root)): unit
-                       for unit in units}
-            for future in as_completed(futures):
-                unit = futures[future]
-                error = future.exception()
-                if error is None and future.result() == [s.key() for s in unit]:
-                    for done in unit:
-                        bar.done(done)
-                    continue
-                for other in futures:
-                    other.cancel()
-                if isinstance(error, OSError):  # e.g. a full disk: the store's own error
-                    raise error
-                if error is not None:
-                    raise RuntimeError(f"{unit_label(unit)} failed: {error}") from error
-                raise CodeMismatchError("the empirics code changed while the sweep ran (a "
-                                        "worker computed a different run key); run again")
+        ours = set(multiprocessing.active_children())
+        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=_init_pool_worker,
+                                 initargs=(os.getpid(),)) as pool:
+            try:
+                futures = {pool.submit(_train_and_store, [s.to_dict() for s in unit],
+                                       str(self.store.root)): unit
+                           for unit in units}
+                self._collect(futures, bar)
+            except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the CLI: stop the workers
+                for worker in set(multiprocessing.active_children()) - ours:
+                    worker.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+    @staticmethod
+    def _collect(futures: dict[Future, list[RunSpec]], bar: _CostBar) -> None:
+        """Advance ``bar`` as units finish; on a failed unit, cancel the units not started
+        (the running ones finish and are stored) and raise."""
+        for future in as_completed(futures):
+            unit = futures[future]
+            error = future.exception()
+            if error is None and future.result() == [s.key() for s in unit]:
+                for done in unit:
+                    bar.done(done)
+                continue
+            for other in futures:
+                other.cancel()
+            if isinstance(error, OSError):  # e.g. a full disk: the store's own error
+                raise error
+            if error is not None:
+                raise RuntimeError(f"{unit_label(unit)} failed: {error}") from error
+            raise CodeMismatchError("the empirics code changed while the sweep ran (a "
+                                    "worker computed a different run key); run again")
 
 
 def unit_label(unit: Sequence[RunSpec]) -> str:
