@@ -156,7 +156,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes,
-                    boundaries=load_saved(store.root, [c.id for c in claims]))
+                    boundaries=load_saved(store.root, claims))
     paths = report.write(out)
 
     width = max(len(o.claim.id) for o in outcomes)

@@ -18,7 +18,7 @@ import json
 import random
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import NoSuchExample
 
 from compare.claim import Claim, Verdict
+from compare.code_version import claim_code_version
 from compare.report import jsonable
 from compare.space import covered, space_strategy
 from compare.verify import evaluate, plan_params
@@ -62,6 +63,8 @@ class FalsifyResult:
     elapsed_s: float
     region: dict[str, Any] = field(default_factory=dict)
     """Per dimension, the smallest and largest value evaluated."""
+    code: str = ""
+    """:func:`compare.code_version.claim_code_version` of the code that searched."""
 
     @property
     def found(self) -> bool:
@@ -178,7 +181,8 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         space={k: d.describe() for k, d in claim.space.items()},
         evaluated=list(seen.values()), counterexample=counterexample,
         cut=cut[0] if cut else None, elapsed_s=time.monotonic() - start,
-        region=covered(claim.space, [p.point for p in seen.values()]))
+        region=covered(claim.space, [p.point for p in seen.values()]),
+        code=claim_code_version(claim))
 
 
 def _point_key(point: dict[str, Any]) -> str:
@@ -206,18 +210,20 @@ REQUIRED_KEYS = frozenset({"claim_id", "profile", "seed", "budget", "evaluated",
 """What the report reads from a saved search; a file without them is skipped."""
 
 
-def load_saved(cache_root: Path, claim_ids: list[str]) -> list[dict[str, Any]]:
-    """The saved searches of ``claim_ids``, at every profile searched (unreadable files are
-    skipped: a report is never blocked by a damaged search result)."""
+def load_saved(cache_root: Path, claims: Sequence[Claim]) -> list[dict[str, Any]]:
+    """The saved searches of ``claims``, at every profile searched (unreadable files are
+    skipped: a report is never blocked by a damaged search result). Each gets ``stale``: True
+    when it was saved by other code than the claim's current code (or says nothing of it)."""
     out = []
     folder = Path(cache_root) / "falsify"
-    for claim_id in claim_ids:
-        for path in sorted(folder.glob(f"{claim_id}.*.json")):
+    for claim in claims:
+        for path in sorted(folder.glob(f"{claim.id}.*.json")):
             try:
                 data = json.loads(path.read_text())
             except (OSError, ValueError):
                 continue
-            if (isinstance(data, dict) and data.get("claim_id") == claim_id
+            if (isinstance(data, dict) and data.get("claim_id") == claim.id
                     and data.keys() >= REQUIRED_KEYS):
+                data["stale"] = data.get("code") != claim_code_version(claim)
                 out.append(data)
     return out

@@ -168,7 +168,7 @@ class Report:
                  "| claim | search | result | reproduce |", "|---|---|---|---|"]
         for b in self.boundaries:
             lines.append(f"| `{b['claim_id']}` | {_search_text(b)} | "
-                         f"{_md_cell(b['summary'])} | "
+                         f"{_md_cell(_boundary_result(b))} | "
                          + (f"`{b['reproduce']}`" if b.get("reproduce") else "—") + " |")
         return lines
 
@@ -178,7 +178,7 @@ class Report:
         e = html.escape
         rows = "".join(
             f"<tr><td><code>{e(b['claim_id'])}</code></td><td>{e(_search_text(b))}</td>"
-            f"<td>{e(b['summary'])}</td>"
+            f"<td>{e(_boundary_result(b))}</td>"
             f"<td>{'<code>' + e(b['reproduce']) + '</code>' if b.get('reproduce') else '—'}"
             f"</td></tr>" for b in self.boundaries)
         intro = BOUNDARY_INTRO.replace("{cmd}", "<code>attnverify falsify</code>")
@@ -241,6 +241,17 @@ section {{ margin-top: 2.5rem; }}
 def _md_cell(text: str) -> str:
     """Text for a markdown table cell: a "|" inside a cell would end it on GitHub."""
     return text.replace("|", "\\|")
+
+
+def _boundary_result(boundary: dict[str, Any]) -> str:
+    """The search's summary, flagged when it was saved by other code than the claim's current
+    code (:func:`compare.falsify.load_saved`): its verdicts may no longer hold."""
+    if not boundary.get("stale"):
+        return boundary["summary"]
+    again = (f"attnverify falsify {boundary['claim_id']} --profile {boundary['profile']} "
+             f"--seed {boundary['seed']} --budget {boundary['budget']}")
+    return (f"STALE (searched by other code than this report's; run '{again}' again). "
+            f"It said: {boundary['summary']}")
 
 
 def _search_text(boundary: dict[str, Any]) -> str:

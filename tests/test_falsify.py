@@ -100,8 +100,30 @@ def test_saved_results_are_read_back_for_the_report(executor, tmp_path):
     result = falsify(Threshold(), "smoke", executor, budget=30, seed=0)
     save(result, result_path(tmp_path, "test.threshold", "smoke"))
     (tmp_path / "falsify" / "test.threshold.quick.json").write_text("{broken")
-    saved = load_saved(tmp_path, ["test.threshold", "snell.kappa_closed_form"])
+    saved = load_saved(tmp_path, [Threshold(), select(claim_id="snell.kappa_closed_form")[0]])
     assert [s["claim_id"] for s in saved] == ["test.threshold"]
+    assert saved[0]["stale"] is False
+
+
+def test_a_search_saved_by_other_code_is_flagged_stale_in_the_report(executor, tmp_path):
+    from compare.report import Report
+
+    path = result_path(tmp_path, "test.threshold", "smoke")
+    save(falsify(Threshold(), "smoke", executor, budget=30, seed=0), path)
+    data = json.loads(path.read_text())
+    data["code"] = "0123456789ab"  # as if the claim's code had changed since the search
+    path.write_text(json.dumps(data))
+    (stale,) = load_saved(tmp_path, [Threshold()])
+    assert stale["stale"] is True
+    del data["code"]  # a search saved before searches recorded their code
+    path.write_text(json.dumps(data))
+    assert load_saved(tmp_path, [Threshold()])[0]["stale"] is True
+
+    report = Report(profile="smoke", versions={}, machine={}, outcomes=[], boundaries=[stale])
+    text = "\n".join(report._boundary_markdown())
+    assert "STALE (searched by other code" in text
+    assert "attnverify falsify test.threshold --profile smoke --seed 0 --budget 30" in text
+    assert data["summary"] in text  # what it found is still shown, flagged
 
 
 SEARCHABLE = [c for c in select() if c.space]
