@@ -16,6 +16,7 @@ from compare.claims.musat import (
     ShallowModelsFail,
     SufficientDepthLearns,
 )
+from compare.claims.musat.training import NO_GRID
 from empirics import LocalExecutor, RunResult
 
 
@@ -110,6 +111,20 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once
     assert sorted(labels[0]) == sorted(["0.25", "1.00", "0.25", "1.00"])
     assert len(labels[1]) == 4
+
+
+def test_one_layer_is_compared_with_the_value_slot_level_too():
+    """The explanation of a one-layer shallow cell names 1/(K D + distractors), the level a
+    model that cannot tell roots among value-slot symbols sits at; deeper cells do not."""
+    claim = ShallowModelsFail()
+    for shallow, expected in (((2, 1, 4), "1/12 = 0.083"), ((4, 1, 8), "1/24 = 0.042")):
+        params = {**claim.params("smoke"), "seeds": 2, "shallow": shallow, "grid": NO_GRID}
+        specs = claim.specs(params)
+        a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in specs])
+        assert expected in a.explanation and a.verdict is Verdict.CONFIRMED
+    params = {**claim.params("smoke"), "seeds": 2, "shallow": (5, 3, 4), "grid": NO_GRID}
+    a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in claim.specs(params)])
+    assert "value slot" not in a.explanation
 
 
 def test_attention_maps_name_the_emerged_heads():
