@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compare import Verdict, evaluate
 from compare.claims.snell.multihead import (
@@ -68,37 +70,96 @@ def test_head_labels_follow_the_official_rule():
     assert head_label([fake(spec, good), fake(spec, good, "diverged")]) is None
 
 
-def test_stages_draw_candidates_until_both_kinds_then_combine():
+HISTORY = {"good": [0.1, 0.99], "bad": [0.1, 0.2], None: [0.1, 0.7]}
+"""Accuracy histories whose run_label is each label."""
+
+
+def candidate(spec: RunSpec) -> tuple[int, int]:
+    return spec.model.head_seeds[0] - CANDIDATE_SEEDS, spec.seed
+
+
+def drive(claim, params, table):
+    """Run the protocol's stages on fake runs labelled by ``table[(candidate, seed)]``; the
+    stages of single-head runs (as (candidate, seed) lists) and all results."""
+    stage, stages, results = claim.specs(params), [], []
+    while stage and all(s.model.heads == 1 for s in stage):
+        stages.append([candidate(s) for s in stage])
+        results += [fake(s, HISTORY[table[candidate(s)]]) for s in stage]
+        stage = claim.followup(params, results)
+    return stages, results, stage
+
+
+def test_stages_classify_lazily_then_combine():
     claim = MultiheadRescuesPermutations()
-    params = {**TINY, "combos": 6, "random_heads": 8}
-    first = claim.specs(params)
-    assert len(first) == 3 * 2 and all(s.model.heads == 1 for s in first)
-    # stage 1: all three candidates bad -> three more candidates
-    results = [fake(s, [0.1, 0.2]) for s in first]
-    second = claim.followup(params, results)
-    assert [s.model.head_seeds[0] for s in second][::2] == [CANDIDATE_SEEDS + i
-                                                           for i in range(3, 6)]
-    # stage 2: one good head appears -> the combos, and nothing after them
-    results += [fake(s, [0.1, 0.99] if s.model.head_seeds[0] == CANDIDATE_SEEDS + 4
-                     else [0.1, 0.2]) for s in second]
-    combos = claim.followup(params, results)
-    assert combos and all(s.model.heads == 3 and s.seed == 0 for s in combos)
+    params = {**TINY, "heads": 2, "needed": 2, "stage_candidates": 3, "max_candidates": 9,
+              "combos": 6}
+    table = {(0, 0): "bad", (0, 1): "bad", (1, 0): "good", (1, 1): "bad",
+             (2, 0): "bad", (2, 1): "bad", (3, 0): "good", (3, 1): "good",
+             (4, 0): "good", (4, 1): "good", (5, 0): "good"}
+    stages, results, combos = drive(claim, params, table)
+    assert stages == [
+        [(0, 0), (1, 0), (2, 0)],  # first seeds only
+        # seed 1 of the candidates that can fill a list (good: 1; bad: 0, 2), and new
+        # candidates: only one can still be good, two are needed
+        [(1, 1), (0, 1), (2, 1), (3, 0), (4, 0), (5, 0)],
+        # 1 was discarded (good, then bad); 3 and 4 are the first two that can be good; 5,
+        # good on seed 0, is not needed
+        [(3, 1), (4, 1)],
+    ]
+    assert combos and all(s.model.heads == 2 and s.seed == 0 for s in combos)
     kinds = {("random" if min(s.model.head_seeds) >= RANDOM_SEEDS else
-              "good" if CANDIDATE_SEEDS + 4 in s.model.head_seeds else "bad") for s in combos}
+              "good" if {CANDIDATE_SEEDS + 3, CANDIDATE_SEEDS + 4} & set(s.model.head_seeds)
+              else "bad") for s in combos}
     assert kinds == {"random", "good", "bad"}
+    assert all(set(s.model.head_seeds) <= {CANDIDATE_SEEDS + i for i in (0, 2, 3, 4)}
+               for s in combos if min(s.model.head_seeds) < RANDOM_SEEDS)
     assert claim.followup(params, results + [fake(s, [0.1, 0.5]) for s in combos]) == []
-    # the assessment groups them and decides random bundles against single random heads:
-    # 1 of 6 single heads (data seed 0) learns, every bundle learns -> confirmed
+    # the assessment groups them and decides random bundles against single random heads
+    # (data seed 0 of every candidate: 4 of 6 learn), every bundle learns -> confirmed
     a = claim.assess(params, results + [fake(s, [0.1, 0.99]) for s in combos])
-    assert a.details["heads"] == {"candidates": 6, "good": 1, "bad": 5, "discarded": 0}
+    assert a.details["heads"] == {"candidates": 6, "good": 2, "bad": 2, "discarded": 1,
+                                  "not_needed": 1, "single_head_runs": 11}
     random_sets = {s.model.head_seeds for s in combos if min(s.model.head_seeds) >= RANDOM_SEEDS}
     assert a.details["groups"]["random"] == len(random_sets) >= 4  # one run per set of heads
+    assert a.details["test"]["n"][0] == 6
     assert a.details["rescue"] is not None
-    assert a.verdict is Verdict.CONFIRMED, a.explanation
-    # and the other way round: bundles that never learn against the same singles
-    a = claim.assess(params, [fake(s, [0.1, 0.99]) for s in first + second]
-                     + [fake(s, [0.1, 0.2]) for s in combos])
+    # and the other way round: bundles that never learn against singles that always do
+    singles = [fake(r.spec, [0.1, 0.99]) for r in results]
+    a = claim.assess(params, singles + [fake(s, [0.1, 0.2]) for s in combos])
     assert a.verdict is Verdict.REFUTED, a.explanation
+
+
+def official_loop(table, params):
+    """The official sequential protocol (multihead.py ``init``): classify candidate after
+    candidate with every seed, keep a head while its list is not full."""
+    kept = {"good": [], "bad": []}
+    for i in range(params["max_candidates"]):
+        if min(len(v) for v in kept.values()) >= params["needed"]:
+            break
+        labels = {table[(i, s)] for s in range(params["classify_seeds"])}
+        label = labels.pop() if len(labels) == 1 else None
+        if label is not None and len(kept[label]) < params["needed"]:
+            kept[label].append(CANDIDATE_SEEDS + i)
+    return kept["good"], kept["bad"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seeds=st.integers(1, 3), needed=st.integers(1, 3), stage=st.integers(1, 4),
+       max_candidates=st.integers(1, 10), data=st.data())
+def test_the_lazy_protocol_keeps_the_heads_of_the_official_loop(seeds, needed, stage,
+                                                                 max_candidates, data):
+    claim = MultiheadRescuesPermutations()
+    params = {**TINY, "classify_seeds": seeds, "needed": needed, "stage_candidates": stage,
+              "max_candidates": max_candidates}
+    labels = st.sampled_from(["good", "bad", None])
+    table = {(i, s): data.draw(labels) for i in range(max_candidates) for s in range(seeds)}
+    stages, results, _ = drive(claim, params, table)
+    runs = [run for stage_runs in stages for run in stage_runs]
+    assert len(runs) == len(set(runs))  # no run asked for twice
+    assert all(seed == 0 or (i, seed - 1) in runs for i, seed in runs)  # seeds in order
+    states = claim.states(params, results)
+    assert claim.kept(params, states) == official_loop(table, params)
+    assert len(runs) <= seeds * max_candidates
 
 
 def test_the_protocol_runs_end_to_end_in_stages(store):
@@ -108,9 +169,9 @@ def test_the_protocol_runs_end_to_end_in_stages(store):
     executor = LocalExecutor(store, workers=1, progress=False)
     outcome = evaluate(claim, "smoke", executor, TINY)
     details = outcome.assessment.details
-    n_classify = TINY["classify_seeds"] * details["heads"]["candidates"]
     assert details["heads"]["candidates"] in (3, 6)  # one stage, or two when a kind lacked
-    assert len(outcome.run_keys) == n_classify + sum(details["groups"].values())
+    assert len(outcome.run_keys) == (details["heads"]["single_head_runs"]
+                                     + sum(details["groups"].values()))
     assert details["groups"]["random"] >= 1  # 4 random heads always make bundles of 3
     assert details["test"]["n"] == [details["heads"]["candidates"], details["groups"]["random"]]
     assert "section5" in outcome.assessment.figures

@@ -9,12 +9,26 @@ Two protocols, chosen by the ``protocol`` parameter:
   initialisation is shared by every model (``base_seed``); candidate heads, each drawn from its
   own seed, are classified by training the single-head model with data seeds 0..2: *good* when
   every seed reaches token accuracy > 0.95 at an evaluation, *bad* when every seed ends below
-  0.6, else discarded; candidates are drawn stage after stage until ``needed`` good and bad
-  heads are found (or ``max_candidates`` are spent). Then, for idx = 0..combos-1, three
+  0.6, else discarded; the first ``needed`` good and the first ``needed`` bad heads, in the
+  order the candidates are drawn, are kept (or as many as ``max_candidates`` candidates give).
+  Then, for idx = 0..combos-1, three
   ``heads``-head models are trained once (data seed 0): 8 bad heads, 7 bad + 1 good, and 8 of
   ``random_heads`` unclassified heads, drawn with Python's ``random.Random(3 idx + g)`` as the
   official code does (a set of heads drawn twice is trained once: the mean over heads does not
   depend on their order).
+
+The classification runs in stages (``Claim.followup``) and lazily: a candidate's data seed k + 1
+is trained only when its seeds 0..k agree on a label that is still needed, i.e. the candidate
+is among the first ``needed`` candidates that can still turn out good (or bad). A seed that
+says neither, or disagrees, discards the candidate at once; a candidate whose first seed says
+"good" is not trained further once ``needed`` earlier candidates are known good. Stages of
+``stage_candidates`` new candidates (data seed 0) are drawn while fewer than ``needed``
+candidates can still be good (or bad). The heads kept are exactly those of the official
+sequential loop (classify candidate after candidate with every seed, keep a head while its
+list is not full): a kept head is the n-th candidate, in order, that all seeds call good,
+and every candidate before it was resolved far enough to rule the label out or in
+(``tests/test_multihead_protocol.py`` checks this on random label tables). What changes is
+the cost: runs that cannot change the outcome are not trained.
 
 Success is the official criterion alone, token accuracy >= 0.95 at an evaluation
 (``SUCCESS_ACC_ONLY``): an attention criterion would have to pick the best of 8 heads, a
@@ -27,6 +41,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -61,16 +76,42 @@ SECTION5 = {"base_seed": 0, "classify_seeds": 3, "needed": 20, "stage_candidates
 of each kind)."""
 
 
+def run_label(run: RunResult) -> str | None:
+    """One single-head run's ``can_learn`` (§5): 'good' when token accuracy exceeds 0.95 at an
+    evaluation, 'bad' when the last evaluation is below 0.6, else None (a diverged run is
+    neither)."""
+    if run.diverged:
+        return None
+    acc = run.metric("acc")
+    if float(acc.max()) > GOOD_ACC:
+        return "good"
+    return "bad" if float(acc[-1]) < BAD_ACC else None
+
+
 def head_label(runs: Sequence[RunResult]) -> str | None:
     """'good', 'bad' or None (discarded) from one head's single-head runs (§5, all seeds must
     agree; a diverged run is neither)."""
-    if not runs or any(r.diverged for r in runs):
-        return None
-    if all(float(r.metric("acc").max()) > GOOD_ACC for r in runs):
-        return "good"
-    if all(float(r.metric("acc")[-1]) < BAD_ACC for r in runs):
-        return "bad"
-    return None
+    labels = {run_label(r) for r in runs}
+    return labels.pop() if len(labels) == 1 else None
+
+
+@dataclass(frozen=True)
+class HeadState:
+    """A candidate head during the lazy classification: the label its seeds so far agree on
+    (None: discarded) and whether every classification seed has run."""
+
+    label: str | None
+    seeds_run: int
+    complete: bool
+
+    def possibly(self, label: str) -> bool:
+        return self.label == label
+
+
+def head_state(runs: Sequence[RunResult], classify_seeds: int) -> HeadState:
+    """The state of one candidate from its runs (data seeds 0, 1, ... in order)."""
+    label = head_label(runs)
+    return HeadState(label, len(runs), label is None or len(runs) >= classify_seeds)
 
 
 class MultiheadRescuesPermutations(Claim):
@@ -130,25 +171,48 @@ class MultiheadRescuesPermutations(Claim):
         if params["protocol"] == "direct":
             return [self._spec(params, s, heads) for heads in (1, params["heads"])
                     for s in range(params["seeds"])]
-        return self._classification(params, range(min(params["stage_candidates"],
-                                                       params["max_candidates"])))
+        return self._first_seeds(params, range(min(params["stage_candidates"],
+                                                    params["max_candidates"])))
 
-    def _classification(self, params: dict[str, Any], candidates: range) -> list[RunSpec]:
-        return [self._spec(params, seed, 1, (CANDIDATE_SEEDS + i,), base=True)
-                for i in candidates for seed in range(params["classify_seeds"])]
+    def _candidate(self, params: dict[str, Any], i: int, seed: int) -> RunSpec:
+        """Candidate i's single-head run with data seed ``seed``."""
+        return self._spec(params, seed, 1, (CANDIDATE_SEEDS + i,), base=True)
+
+    def _first_seeds(self, params: dict[str, Any], candidates: range) -> list[RunSpec]:
+        return [self._candidate(params, i, 0) for i in candidates]
 
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
-        """§5 only: more candidates while good or bad heads are missing, then the combos."""
+        """§5 only: the next seeds of the candidates that can still fill a list, new
+        candidates while a list cannot be filled otherwise, then the combos (module
+        docstring)."""
         if params["protocol"] != "section5" or any(r.spec.model.heads > 1 for r in results):
             return []
-        labels = self.labels(params, results)
-        good = [h for h, label in labels.items() if label == "good"]
-        bad = [h for h, label in labels.items() if label == "bad"]
-        n = len(labels)
-        if min(len(good), len(bad)) < params["needed"] and n < params["max_candidates"]:
-            stop = min(n + params["stage_candidates"], params["max_candidates"])
-            return self._classification(params, range(n, stop))
-        return self._combos(params, good, bad)
+        states = self.states(params, results)
+        needed, more = params["needed"], []
+        short = False
+        for label in ("good", "bad"):
+            possible = [i for i, st in states.items() if st.possibly(label)]
+            short |= len(possible) < needed
+            more += [self._candidate(params, i, states[i].seeds_run)
+                     for i in possible[:needed] if not states[i].complete]
+        n = len(states)
+        if short and n < params["max_candidates"]:
+            more += self._first_seeds(params, range(
+                n, min(n + params["stage_candidates"], params["max_candidates"])))
+        if more:
+            return more
+        return self._combos(params, *self.kept(params, states))
+
+    @staticmethod
+    def kept(params: dict[str, Any], states: dict[int, HeadState]) -> tuple[list[int],
+                                                                            list[int]]:
+        """Head seeds of the first ``needed`` good and first ``needed`` bad candidates that
+        are classified to the end."""
+        def first(label: str) -> list[int]:
+            return [CANDIDATE_SEEDS + i for i, st in states.items()
+                    if st.complete and st.label == label][:params["needed"]]
+
+        return first("good"), first("bad")
 
     def _combos(self, params: dict[str, Any], good: list[int], bad: list[int]) -> list[RunSpec]:
         k = params["heads"]
@@ -169,13 +233,15 @@ class MultiheadRescuesPermutations(Claim):
                 out.setdefault(spec.key(), spec)
         return list(out.values())
 
-    def labels(self, params: dict[str, Any], results: Sequence[RunResult]) -> dict[int, Any]:
-        """Candidate head seed -> 'good' / 'bad' / None, from the single-head runs."""
+    @staticmethod
+    def states(params: dict[str, Any], results: Sequence[RunResult]) -> dict[int, HeadState]:
+        """Candidate index -> its :class:`HeadState`, in candidate order, from the single-head
+        runs (each candidate's runs taken in data-seed order)."""
         runs: dict[int, list[RunResult]] = {}
-        for r in results:
-            if r.spec.model.heads == 1:
-                runs.setdefault(r.spec.model.head_seeds[0], []).append(r)
-        return {h: head_label(rs) for h, rs in runs.items()}
+        for r in sorted((r for r in results if r.spec.model.heads == 1),
+                        key=lambda r: (r.spec.model.head_seeds[0], r.spec.seed)):
+            runs.setdefault(r.spec.model.head_seeds[0] - CANDIDATE_SEEDS, []).append(r)
+        return {i: head_state(rs, params["classify_seeds"]) for i, rs in sorted(runs.items())}
 
     # -- assessment --------------------------------------------------------------------------
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
@@ -191,8 +257,9 @@ class MultiheadRescuesPermutations(Claim):
 
     def _assess_section5(self, params: dict[str, Any],
                          results: Sequence[RunResult]) -> Assessment:
-        labels = self.labels(params, results)
-        good = {h for h, label in labels.items() if label == "good"}
+        states = self.states(params, results)
+        kept_good, kept_bad = self.kept(params, states)
+        good = set(kept_good)
         # one observation per candidate head: its data-seed-0 run (the combos' data seed); its
         # other seeds share its initialisation and served only to classify it
         single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
@@ -207,12 +274,16 @@ class MultiheadRescuesPermutations(Claim):
                                  success_steps(groups["7 bad + 1 good"], SUCCESS_ACC_ONLY),
                                  params["steps"])
                   if groups["8 bad"] and groups["7 bad + 1 good"] else None)
-        counts = {"candidates": len(labels), "good": len(good),
-                  "bad": sum(v == "bad" for v in labels.values()),
-                  "discarded": sum(v is None for v in labels.values())}
-        note = (f" Heads: {counts['candidates']} candidates classified with "
-                f"{params['classify_seeds']} data seeds each: {counts['good']} good, "
-                f"{counts['bad']} bad, {counts['discarded']} discarded.")
+        counts = {"candidates": len(states), "good": len(kept_good), "bad": len(kept_bad),
+                  "discarded": sum(st.label is None for st in states.values()),
+                  "not_needed": sum(st.label is not None for st in states.values())
+                  - len(kept_good) - len(kept_bad),
+                  "single_head_runs": sum(st.seeds_run for st in states.values())}
+        note = (f" Heads: {counts['candidates']} candidates drawn, classified lazily with up "
+                f"to {params['classify_seeds']} data seeds ({counts['single_head_runs']} "
+                f"single-head runs): {counts['good']} good and {counts['bad']} bad kept "
+                f"(the first {params['needed']} of each, in order), {counts['discarded']} "
+                f"discarded, {counts['not_needed']} agreeing so far but not needed.")
         if rescue is not None:
             (k_bad, k_good), (n_bad, n_good) = rescue["successes"], rescue["n"]
             note += (f" Reported, not decided on: 7 bad + 1 good {k_good}/{n_good} vs 8 bad "
