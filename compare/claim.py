@@ -99,6 +99,11 @@ class Claim(ABC):
         order, until it returns none. Default: a claim has one stage."""
         return []
 
+    def staged(self, params: dict[str, Any]) -> bool:
+        """Whether ``followup`` may add runs at ``params`` (for plans made before training:
+        ``verify --dry-run``). Default: no."""
+        return False
+
     @abstractmethod
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into

@@ -2,7 +2,7 @@
 
     attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
                       [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]
-                      [--device cpu|cuda] [--claim ID --param NAME=VALUE ...]
+                      [--device cpu|cuda] [--claim ID --param NAME=VALUE ...] [--dry-run]
     attnverify predict PAPER.QUANTITY --param value ...
     attnverify falsify CLAIM [--budget N] [--profile P] [--max-cost SECONDS] [--seed S] [--out DIR]
                       [--device cpu|cuda]
@@ -133,12 +133,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if args.connect_timeout <= 0:
         raise UserError(f"--connect-timeout must be a number of seconds > 0; got "
                         f"{args.connect_timeout:g}")
+    if args.dry_run:
+        return _dry_run(args, claims)
     out, store = _out_and_store(args)
-    overrides = {}
-    if args.corpus is not None:
-        overrides["corpus"] = _check_corpus(args.corpus)
-
-    points = _claim_point(claims, args.profile, args.param, overrides)
+    overrides, points = _overrides_and_points(args, claims)
 
     from compare.report import Report, fmt, measured_text
     from compare.verify import evaluate_all
@@ -167,6 +165,36 @@ def _cmd_verify(args: argparse.Namespace) -> int:
               f"{measured_text(a.empirical)}")
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
+    return 0
+
+
+def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Any]
+                          ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """``--corpus`` as an override of the claims that take it, ``--param`` as a point."""
+    overrides = {}
+    if args.corpus is not None:
+        overrides["corpus"] = _check_corpus(args.corpus)
+    return overrides, _claim_point(claims, args.profile, args.param, overrides)
+
+
+def _dry_run(args: argparse.Namespace, claims: Sequence[Any]) -> int:
+    """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
+    trained or written (:mod:`compare.plan`)."""
+    from compare.plan import measured_rates, plan, plan_table
+    from empirics import LocalExecutor
+
+    store = _store(args)
+    overrides, points = _overrides_and_points(args, claims)
+    executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
+    try:
+        plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        if not points:
+            raise
+        raise UserError(f"--param: {exc}") from None
+    print(plan_table(plans, measured_rates(store), executor.workers))
+    print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
+          f"trained or written)")
     return 0
 
 
@@ -482,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", metavar="DIR",
                    help="train the Bao language models on a local WikiText-format corpus "
                         "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list each claim's runs, how many are cached and the estimated CPU "
+                        "time of the rest (measured from the cached runs); train nothing")
 
     p = sub.add_parser("falsify", parents=[common],
                        help="search a claim's parameter space for a point where it is refuted")

@@ -162,6 +162,10 @@ class RunStore:
         return target
 
     # -- listing and removal -----------------------------------------------------------------
+    def has(self, key: str) -> bool:
+        """Whether an entry for ``key`` is published (not checked for damage: ``get`` does)."""
+        return (self._entry(key) / "meta.json").exists()
+
     def keys(self) -> Iterator[str]:
         runs = self.root / "runs"
         if runs.exists():

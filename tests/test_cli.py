@@ -37,8 +37,22 @@ def test_predict_prints_json_with_value(capsys):
     assert json.loads(out)["value"] == 0.0
 
 
+def dry_run_row(capsys, cache, profile, tmp_path):
+    """``verify --dry-run`` of one claim: its table row's fields and the whole output."""
+    code, out, _ = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
+                       "--profile", profile, "--cache", cache, "--dry-run",
+                       "--out", str(tmp_path / "never"))
+    assert code == 0 and not (tmp_path / "never").exists()  # nothing written
+    row = next(line for line in out.splitlines() if line.startswith("snell.uniform"))
+    return row.split(), out
+
+
 def test_verify_runs_and_export(capsys, tmp_path):
     cache, out_dir = str(tmp_path / "c"), tmp_path / "r"
+    # the dry run before anything is cached: 3 runs to train, no measurement to estimate from
+    row, out = dry_run_row(capsys, cache, "smoke", tmp_path)
+    assert row[1:4] == ["3", "0", "3"] and "3 runs without estimate" in out
+    assert not (tmp_path / "c").exists()  # and it trained nothing
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
                          "--profile", "smoke", "--cache", cache, "--out", str(out_dir),
                          "--workers", "1")
@@ -50,6 +64,12 @@ def test_verify_runs_and_export(capsys, tmp_path):
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
                          "--profile", "smoke", "--cache", cache, "--out", str(out_dir))
     assert code == 0 and err.count("cached ") == 3 and "not in cache" not in err
+    row, _ = dry_run_row(capsys, cache, "smoke", tmp_path)
+    assert row[1:5] == ["3", "3", "0", "0"]  # all cached: 0 s to train
+    # the quick profile's runs are estimated from the smoke runs' measured speed
+    row, out = dry_run_row(capsys, cache, "quick", tmp_path)
+    assert row[2] == "0" and int(row[3]) > 0 and "without estimate" not in out
+    assert "distinct runs to train: CPU time" in out
 
     code, out, err = run(capsys, "runs", "list", "--cache", cache)
     keys = [line.split()[0] for line in out.splitlines()]

@@ -91,6 +91,8 @@ def drive(claim, params, table):
 
 def test_stages_classify_lazily_then_combine():
     claim = MultiheadRescuesPermutations()
+    assert claim.staged(TINY) and claim.staged(claim.params("full"))
+    assert not claim.staged(claim.params("quick"))  # the direct protocol: one stage
     params = {**TINY, "heads": 2, "needed": 2, "stage_candidates": 3, "max_candidates": 9,
               "combos": 6}
     table = {(0, 0): "bad", (0, 1): "bad", (1, 0): "good", (1, 1): "bad",

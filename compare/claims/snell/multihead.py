@@ -181,6 +181,9 @@ class MultiheadRescuesPermutations(Claim):
     def _first_seeds(self, params: dict[str, Any], candidates: range) -> list[RunSpec]:
         return [self._candidate(params, i, 0) for i in candidates]
 
+    def staged(self, params: dict[str, Any]) -> bool:
+        return params["protocol"] == "section5"
+
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
         """§5 only: the next seeds of the candidates that can still fill a list, new
         candidates while a list cannot be filled otherwise, then the combos (module

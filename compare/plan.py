@@ -1,0 +1,138 @@
+"""What a ``verify`` would train, before it trains anything (``attnverify verify --dry-run``).
+
+Per claim: its first-stage runs (``Claim.specs`` at the profile's parameters), how many are in
+the run store, and an estimate of the CPU time of the missing ones. The estimate is measured,
+not modelled: a missing run's ``cost_estimate`` times the seconds per unit of cost measured on
+the stored runs of its model family whose cost is nearest to its own (the median over the runs
+of that cost). A family with no stored run gets no estimate; a run more than
+:data:`EXTRAPOLATION` times away in cost from every stored run of its family is flagged
+(larger models usually use the CPU better, so such an estimate is rather an upper bound).
+Claims that add runs in stages (``Claim.staged``, e.g. Snell's §5 protocol) can only say how
+many runs their first stage has: the rest depends on its results.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from compare.claim import Claim
+from compare.verify import plan_params
+from empirics import RunSpec, RunStore
+from empirics.store import CorruptEntryError
+
+
+@dataclass
+class ClaimPlan:
+    claim_id: str
+    runs: int
+    cached: int
+    missing: list[RunSpec] = field(default_factory=list)
+    staged: bool = False
+    """The claim asks for more runs after these, depending on their results."""
+
+
+EXTRAPOLATION = 4.0
+"""A run whose cost is further than this factor from every stored run of its family gets a
+flagged estimate."""
+
+
+def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
+    """Model kind -> {cost: median measured seconds per unit of ``RunSpec.cost_estimate``} over
+    the stored runs (unreadable entries are skipped)."""
+    rates: dict[str, dict[float, list[float]]] = {}
+    for key in store.keys():  # noqa: SIM118 (a store, not a dict)
+        try:
+            meta = store.metadata(key)
+            spec = RunSpec.from_dict(meta["spec"])
+            seconds = float(meta["wall_time_s"])
+        except (CorruptEntryError, KeyError, ValueError, TypeError):  # says nothing of speed
+            continue
+        if seconds > 0:
+            cost = spec.cost_estimate()
+            rates.setdefault(spec.model.kind, {}).setdefault(cost, []).append(seconds / cost)
+    return {kind: {cost: statistics.median(values) for cost, values in by_cost.items()}
+            for kind, by_cost in rates.items()}
+
+
+@dataclass
+class Estimate:
+    seconds: float = 0.0
+    unknown: int = 0
+    """Runs of a family with no stored run."""
+    extrapolated: float = 1.0
+    """The largest factor between a run's cost and the nearest stored cost of its family."""
+
+    def text(self) -> str:
+        out = duration(self.seconds)
+        if self.extrapolated > EXTRAPOLATION:
+            out = f"<= {out} (from runs {self.extrapolated:.0f}x cheaper)"
+        return out + (f" + {self.unknown} runs without estimate" if self.unknown else "")
+
+
+def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]]) -> Estimate:
+    """Estimated CPU seconds of ``specs`` (see the module docstring)."""
+    out = Estimate()
+    for spec in specs:
+        by_cost = rates.get(spec.model.kind)
+        if not by_cost:
+            out.unknown += 1
+            continue
+        cost = spec.cost_estimate()
+        nearest = min(by_cost, key=lambda c: abs(math.log(c / cost)))
+        out.seconds += cost * by_cost[nearest]
+        out.extrapolated = max(out.extrapolated, cost / nearest, nearest / cost)
+    return out
+
+
+def plan(claims: Sequence[Claim], profile: str, store: RunStore,
+         overrides: dict[str, Any] | None = None,
+         points: dict[str, dict[str, Any]] | None = None,
+         place: Any = lambda spec: spec) -> list[ClaimPlan]:
+    """The first-stage runs of each claim at its verify parameters (``place`` puts a spec on
+    the executor's device, as verify does) and which of them the store lacks."""
+    points = points or {}
+    out = []
+    for claim in claims:
+        params = plan_params(claim, profile, overrides, points.get(claim.id))
+        specs = {s.key(): s for s in map(place, claim.specs(params))}
+        missing = [s for k, s in specs.items() if not store.has(k)]
+        out.append(ClaimPlan(claim.id, len(specs), len(specs) - len(missing), missing,
+                             staged=claim.staged(params)))
+    return out
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as '42 s', '12 min' or '3.4 h'."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
+               workers: int) -> str:
+    """The dry-run table: per claim runs, cached, to train and estimated CPU time; a total
+    over distinct runs (claims share runs) with the wall time on ``workers`` workers."""
+    width = max([len(p.claim_id) for p in plans] + [5])
+    lines = [f"{'claim':<{width}}  {'runs':>5}  {'cached':>6}  {'to train':>8}  est. CPU time"]
+    for p in plans:
+        lines.append(f"{p.claim_id:<{width}}  {p.runs:>5}  {p.cached:>6}  "
+                     f"{len(p.missing):>8}  {estimate(p.missing, rates).text()}"
+                     f"{'  (+ stages)' if p.staged else ''}")
+    missing = list({s.key(): s for p in plans for s in p.missing}.values())
+    total = estimate(missing, rates)
+    wall = Estimate(total.seconds / workers, total.unknown, total.extrapolated)
+    lines.append(f"\n{len(missing)} distinct runs to train: CPU time {total.text()}; on "
+                 f"{workers} worker(s) {wall.text()}")
+    if total.extrapolated > EXTRAPOLATION:
+        lines.append("<=: estimated from cheaper runs of the same model family (larger models "
+                     "use the CPU better, so the time is likely lower)")
+    if any(p.staged for p in plans):
+        lines.append("(+ stages): the claim adds runs after these, decided by their results "
+                     "(not counted)")
+    return "\n".join(lines)

@@ -1,0 +1,36 @@
+"""The dry-run estimate (compare.plan): the measured rate of the nearest stored cost, flagged
+when it is extrapolated, and no estimate without a measurement."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from compare.plan import EXTRAPOLATION, Estimate, duration, estimate
+
+
+def spec(kind: str, cost: float):
+    return SimpleNamespace(model=SimpleNamespace(kind=kind), cost_estimate=lambda: cost)
+
+
+RATES = {"seq": {1e6: 3e-6, 1e8: 1e-6}}
+
+
+def test_the_nearest_stored_cost_gives_the_rate():
+    est = estimate([spec("seq", 2e6), spec("seq", 5e7)], RATES)
+    assert est.seconds == pytest.approx(2e6 * 3e-6 + 5e7 * 1e-6)
+    assert est.unknown == 0 and est.extrapolated == pytest.approx(2.0)
+    assert est.text() == "56 s"
+
+
+def test_far_from_every_measurement_is_flagged_and_unmeasured_families_are_counted():
+    est = estimate([spec("seq", 1e10), spec("lm", 1.0)], RATES)
+    assert est.seconds == pytest.approx(1e10 * 1e-6) and est.unknown == 1
+    assert est.extrapolated == pytest.approx(100) and est.extrapolated > EXTRAPOLATION
+    assert est.text() == "<= 2.8 h (from runs 100x cheaper) + 1 runs without estimate"
+
+
+def test_durations_read_naturally():
+    assert [duration(s) for s in (42, 720, 12_240)] == ["42 s", "12 min", "3.4 h"]
+    assert Estimate().text() == "0 s"
