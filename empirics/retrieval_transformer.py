@@ -202,7 +202,9 @@ class RetrievalTransformer(nn.Module):
         """Loss; query accuracy; per-depth accuracy ``acc_depth{k}``; and per head (layer l,
         head h) the mean attention mass on structural targets (musat2024.md §5, [R]), over the
         query positions that have such a target (a perfect head scores 1):
-        ``head{l}.{h}_partner`` (the other token of the same statement), ``_same_symbol`` (the
+        ``head{l}.{h}_partner`` (the other token of the same statement),
+        ``_partner_from_first``, ``_partner_from_second`` (the same, from first or second
+        tokens only), ``_same_symbol`` (the
         other occurrences of the same symbol), ``_chain_next`` and ``_chain_prev`` (the
         neighbouring statements of the chain, :func:`structural_masks`), ``_self``."""
         tokens = batch["tokens"]
@@ -246,13 +248,20 @@ def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
     symbol; the chain neighbours of its statement (a, b) (both tokens of each):
     ``chain_next``, the statement whose first token is b, and ``chain_prev``, the statement
     whose second token is a (in the default R1 order (s_i, s_{i-1}), next leads toward the
-    root: the hop a retrieval head makes); itself. Positions outside the statements (the
-    marker, the query) have no partner and no chain neighbours."""
+    root: the hop a retrieval head makes); itself. ``partner_from_first`` and
+    ``partner_from_second``: the partner, from one token of each statement only (the other
+    has no target): a head that reads the partner in one direction and does something else
+    from the other token scores 1 on one of them but only about 1/2 as ``partner`` (in R1
+    order, a first token reading its second is a symbol reading its value: the first hop).
+    Positions outside the statements (the marker, the query) have no partner and no chain
+    neighbours."""
     B, T = tokens.shape
     idx = torch.arange(T)
     partner = torch.zeros(T, T, dtype=torch.bool)
     n_stmt = (T - 1) // 2 * 2
     partner[idx[:n_stmt], idx[:n_stmt] ^ 1] = True
+    from_first = torch.zeros(T, T, dtype=torch.bool)
+    from_first[idx[0:n_stmt:2], idx[1:n_stmt:2]] = True
     same = (tokens[:, :, None] == tokens[:, None, :]) & ~torch.eye(T, dtype=torch.bool)
     first = tokens[:, 0:n_stmt:2].repeat_interleave(2, dim=1)                   # (B, n_stmt)
     second = tokens[:, 1:n_stmt:2].repeat_interleave(2, dim=1)
@@ -261,6 +270,8 @@ def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
     # query side: the statement of position p; key side: the statement of position q
     chain_next[:, :n_stmt, :n_stmt] = second[:, :, None] == first[:, None, :]
     chain_prev[:, :n_stmt, :n_stmt] = first[:, :, None] == second[:, None, :]
-    return {"partner": partner.expand(B, T, T), "same_symbol": same,
+    return {"partner": partner.expand(B, T, T),
+            "partner_from_first": from_first.expand(B, T, T),
+            "partner_from_second": from_first.T.expand(B, T, T), "same_symbol": same,
             "chain_next": chain_next, "chain_prev": chain_prev,
             "self": torch.eye(T, dtype=torch.bool).expand(B, T, T)}

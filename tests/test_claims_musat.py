@@ -12,6 +12,7 @@ from compare.claims.musat import (
     ConstructionMeetsBound,
     DepthBoundClosedForm,
     DepthsEmergeInOrder,
+    HeadsEmergeInSequence,
     ImplicitCurriculumNeeded,
     ShallowModelsFail,
     SufficientDepthLearns,
@@ -135,13 +136,15 @@ def test_attention_maps_name_the_emerged_heads():
     run = fake(spec, [0.0, 0.5, 1.0, 1.0], steps=(0, 100, 200, 300))
     for layer in range(2):
         for head in range(2):
-            for role in ("partner", "same_symbol", "chain_next", "chain_prev"):
+            for role in HeadsEmergeInSequence.ROLES:
                 run.metrics[f"head{layer}.{head}_{role}"] = np.zeros(4)
     run.metrics["head1.0_chain_next"] = np.array([0.1, 0.6, 0.7, 0.8])  # emerges at step 100
     run.metrics["head0.1_partner"] = np.array([0.1, 0.6, 0.2, 0.8])     # does not stay
+    run.metrics["head0.0_partner"] = np.array([0.1, 0.45, 0.5, 0.5])  # a one-way partner
+    run.metrics["head0.0_partner_from_first"] = np.array([0.2, 0.9, 1.0, 1.0])  # head
     run.final = {"attention_example": np.full((2, 2, 5, 5), 0.2)}
     titles = [ax.get_title() for ax in attention_figure(run).axes]
-    assert titles == ["L0 H0: not emerged", "L0 H1: not emerged",
+    assert titles == ["L0 H0: partner_from_first (step 100)", "L0 H1: not emerged",
                       "L1 H0: chain_next (step 100)", "L1 H1: not emerged"]
 
 

@@ -225,6 +225,33 @@ def test_chain_neighbour_masks_follow_the_chain():
         assert not masks["chain_next"][b, -1].any() and not masks["chain_prev"][b, -1].any()
 
 
+def test_one_way_partner_heads_score_on_their_direction_only():
+    """A head whose first tokens read their statement's second token (and whose second tokens
+    attend to themselves) scores 1 as ``partner_from_first``, 0 as ``partner_from_second`` and
+    about 1/2 as ``partner``; each directional mask has targets at one token of every
+    statement only, never at the query."""
+    from empirics.retrieval_transformer import structural_masks
+
+    tokens = RetrievalTask(D=2, K=2, vocab=20).sample(4, torch.Generator().manual_seed(1))[
+        "tokens"]
+    masks = structural_masks(tokens)
+    T = tokens.shape[1]
+    first, second = masks["partner_from_first"].any(-1), masks["partner_from_second"].any(-1)
+    assert first[:, 0:T - 1:2].all() and not first[:, 1::2].any()
+    assert second[:, 1:T - 1:2].all() and not second[:, 0::2].any() and not second[:, -1].any()
+    alpha = torch.eye(T)
+    alpha[0:T - 1:2] = 0.0
+    alpha[torch.arange(0, T - 1, 2), torch.arange(1, T - 1, 2)] = 1.0
+
+    def score(name: str) -> float:
+        mask = masks[name]
+        has = mask.any(-1)
+        return float(((alpha * mask).sum(-1) * has).sum() / has.sum())
+
+    assert score("partner_from_first") == 1.0 and score("partner_from_second") == 0.0
+    assert score("partner") == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("order", ["lhs_first", "value_first"])
 def test_in_order_arrangement_writes_each_chain_in_order(order):
     """R5: link i - 1 of a chain comes before link i, wherever the chain's slots are (and the

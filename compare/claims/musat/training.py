@@ -406,9 +406,9 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     """``musat.heads_emerge_in_sequence``: heads emerge one at a time in a consistent order,
     and ablating an emerged head removes the depths it serves.
 
-    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner,
-    the same symbol or a neighbouring statement of the chain, over the positions that have
-    one) reaches 0.5 and stays for 3
+    Emergence [R, §5]: a head's best structural score (attention mass on the statement partner
+    (from both tokens, or from one of them only), the same symbol or a neighbouring
+    statement of the chain, over the positions that have one) reaches 0.5 and stays for 3
     evaluations. Heads within a layer are interchangeable and often learn one role redundantly,
     so events are (layer, role) at their first emergence. Consistent order: no two roles emerge
     in opposite orders (by more than one evaluation interval) in two seeds. One at a time: the
@@ -422,8 +422,13 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     statement = ("Heads emerge one at a time in a consistent order across seeds, and ablating "
                  "an emerged head removes the depths it serves.")
     cells = (("deep", True),)
-    ROLES = ("partner", "same_symbol", "chain_next", "chain_prev")
-    """Retrieval roles; attending to itself (the ``_self`` score) is not one."""
+    ROLES = ("partner", "partner_from_first", "partner_from_second", "same_symbol",
+             "chain_next", "chain_prev")
+    """Retrieval roles; attending to itself (the ``_self`` score) is not one. The directional
+    partner roles catch heads like those of layer 1 at quick, seed 0 (each first token reads
+    its statement's second token, each second token the next statement of the chain): they
+    score 1 as ``partner_from_first`` but about 0.5 as ``partner``, at the edge of the
+    threshold."""
 
     def emerged(self, result: RunResult) -> list[tuple[int, int, int, str]]:
         """(step, layer, head, role) of every emerged head, in order."""
