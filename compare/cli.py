@@ -142,14 +142,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from compare.verify import evaluate_all
     from empirics.versions import machine, versions
 
-    with _executor(args, store) as executor:
-        try:
-            outcomes = evaluate_all(claims, args.profile, executor, overrides, points)
-        except (ValueError, TypeError, KeyError, IndexError) as exc:
-            if not points:
-                raise
-            # the claim's own computation rejected a --param value (e.g. D = 0)
-            raise UserError(f"--param: {exc}") from None
+    with _executor(args, store) as executor, _param_errors(points):
+        outcomes = evaluate_all(claims, args.profile, executor, overrides, points)
     from compare.falsify import load_saved
 
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
@@ -166,6 +160,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
+
+
+@contextmanager
+def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
+    """Inside: a claim's own computation rejecting a ``--param`` value (e.g. D = 0) is a user
+    error; without ``--param`` such an error is a bug and propagates."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError, IndexError) as exc:
+        if not points:
+            raise
+        raise UserError(f"--param: {exc}") from None
 
 
 def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Any]
@@ -186,12 +192,8 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Any]) -> int:
     store = _store(args)
     overrides, points = _overrides_and_points(args, claims)
     executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
-    try:
+    with _param_errors(points):
         plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
-        if not points:
-            raise
-        raise UserError(f"--param: {exc}") from None
     print(plan_table(plans, measured_rates(store), executor.workers))
     print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
           f"trained or written)")
