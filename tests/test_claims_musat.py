@@ -128,6 +128,46 @@ def test_one_layer_is_compared_with_the_value_slot_level_too():
     assert "value slot" not in a.explanation
 
 
+def heads_run(spec, events, drop):
+    """A run in which head (layer, 0) reaches role ``role`` at evaluation ``i`` for each
+    (layer, role, i) of ``events``, and zeroing each head at the end costs ``drop``."""
+    steps = (0, 100, 200, 300, 400, 500, 600)
+    run = fake(spec, [0.0] * 6 + [1.0], steps=steps)
+    layers, heads = spec.model.layers, spec.model.heads
+    for layer in range(layers):
+        for head in range(heads):
+            for role in HeadsEmergeInSequence.ROLES:
+                run.metrics[f"head{layer}.{head}_{role}"] = np.zeros(len(steps))
+    for layer, role, i in events:
+        run.metrics[f"head{layer}.0_{role}"][i:] = 0.9
+    D = spec.task.D
+    run.final = {"depth_acc": np.ones(D + 1),
+                 "ablation_zero": np.full((layers, heads, D + 1), 1.0 - drop)}
+    return run
+
+
+@pytest.mark.parametrize(("orders", "drop", "expected", "words"), [
+    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)]] * 2, 0.5, Verdict.CONFIRMED,
+     "one at a time"),
+    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)],
+      [(0, "partner_from_first", 4), (1, "chain_next", 1)]], 0.5, Verdict.REFUTED,
+     "opposite orders"),
+    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)],
+      [(0, "partner_from_first", 2), (1, "chain_next", 2)]], 0.5, Verdict.INCONCLUSIVE,
+     "in seed(s) 1 some roles emerge at the same evaluation"),
+    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)]] * 2, 0.1, Verdict.INCONCLUSIVE,
+     "in seed(s) 0, 1 no single-head ablation"),
+])
+def test_heads_rule(orders, drop, expected, words):
+    """Order, simultaneity and ablation decide, on constructed score histories."""
+    claim = HeadsEmergeInSequence()
+    params = {**claim.params("smoke"), "seeds": 2}
+    specs = claim.specs(params)
+    results = [heads_run(spec, events, drop) for spec, events in zip(specs, orders, strict=True)]
+    a = claim.assess(params, results)
+    assert a.verdict is expected and words in a.explanation, a.explanation
+
+
 def test_attention_maps_name_the_emerged_heads():
     from compare.claims.musat.training import attention_figure
 

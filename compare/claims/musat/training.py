@@ -487,8 +487,9 @@ class HeadsEmergeInSequence(_RetrievalClaim):
                     contradictions.append((a["seed"], b["seed"], x, y))
         comparable = any(len(set(a["_first"]) & set(b["_first"])) >= 2
                          for a, b in itertools.combinations(rows, 2))
-        single = all(row["one_at_a_time"] for row in rows)
-        causal = all(row["max_ablation_drop"] >= 0.3 for row in rows)
+        not_single = [str(row["seed"]) for row in rows if not row["one_at_a_time"]]
+        not_causal = [str(row["seed"]) for row in rows if row["max_ablation_drop"] < 0.3]
+        single, causal = not not_single, not not_causal
         if not rows or any(not row["_first"] for row in rows):
             verdict = Verdict.INCONCLUSIVE
             why = ("no head emerged in some seed: best structural scores "
@@ -504,10 +505,12 @@ class HeadsEmergeInSequence(_RetrievalClaim):
         else:
             verdict = Verdict.INCONCLUSIVE
             why = ("no contradiction between seeds, but " + ", ".join(
-                text for ok, text in ((comparable, "no two seeds share two roles to order"),
-                                      (single, "some roles emerge at the same evaluation"),
-                                      (causal, "no single-head ablation drops a depth by "
-                                               ">= 0.3 (redundant heads)")) if not ok))
+                text for ok, text in (
+                    (comparable, "no two seeds share two roles to order"),
+                    (single, f"in seed(s) {', '.join(not_single)} some roles emerge at the "
+                             f"same evaluation"),
+                    (causal, f"in seed(s) {', '.join(not_causal)} no single-head ablation "
+                             f"drops a depth by >= 0.3 (redundant heads)")) if not ok))
         why += "; " + "; ".join(f"seed {row['seed']}: {row['first_by_role']}" for row in rows)
         for row in rows:
             del row["_first"]
