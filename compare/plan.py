@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +91,7 @@ def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]]) -> 
 def plan(claims: Sequence[Claim], profile: str, store: RunStore,
          overrides: dict[str, Any] | None = None,
          points: dict[str, dict[str, Any]] | None = None,
-         place: Any = lambda spec: spec) -> list[ClaimPlan]:
+         place: Callable[[RunSpec], RunSpec] = lambda spec: spec) -> list[ClaimPlan]:
     """The first-stage runs of each claim at its verify parameters (``place`` puts a spec on
     the executor's device, as verify does) and which of them the store lacks."""
     points = points or {}
