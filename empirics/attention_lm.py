@@ -25,6 +25,7 @@ from torch.nn import functional as F
 
 from empirics.attention import attention_entropy
 from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from empirics.positions import sinusoidal_positions
 from empirics.qk_spectrum import eigen_stats
 from empirics.score_monte_carlo import token_residual
 
@@ -72,15 +73,6 @@ class AttentionLMConfig(ModelConfig):
         T = getattr(task, "T", 64)
         vocab = task.vocab_size() if hasattr(task, "vocab_size") else 64
         return T * (4 * self.d**2 + 2 * self.d * self.ffn + self.d * vocab + T * self.d) / 4e4
-
-
-def sinusoidal_positions(n: int, d: int) -> torch.Tensor:
-    """fairseq's sinusoidal table (sin in the first half of the channels, cos in the second)."""
-    half = d // 2
-    freq = torch.exp(torch.arange(half) * -(math.log(10000.0) / max(half - 1, 1)))
-    angles = torch.arange(n)[:, None] * freq[None, :]                    # (n, half)
-    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)      # (n, 2 half)
-    return F.pad(table, (0, d - 2 * half))                                # (n, d)
 
 
 def locater_penalty(w: torch.Tensor, kind: str, m0: torch.Tensor) -> torch.Tensor:

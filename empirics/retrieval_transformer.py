@@ -5,10 +5,11 @@ bidirectional attention by default (R1; ``causal=True`` for R3), a linear read-o
 position.
 
 Positions (``pos_encoding``, musat2024.md §9.4): ``"learned"`` absolute embeddings (default),
-``"sinusoidal"`` fixed absolute ones (Vaswani et al. 2017), or ``"rope"``, rotary embeddings
-of the queries and keys in every head (Su et al. 2021), which carry only relative position
-into the attention scores: the spec's pitfall (a) notes that absolute positions let one layer
-read fixed statement slots.
+``"sinusoidal"`` fixed absolute ones (Vaswani et al. 2017; the fairseq table of
+:mod:`empirics.positions`, shared with the Bao language model), or ``"rope"``, rotary
+embeddings of the queries and keys in every head (Su et al. 2021), which carry only relative
+position into the attention scores: the spec's pitfall (a) notes that absolute positions let
+one layer read fixed statement slots.
 
 Attention patterns are computed with an explicit softmax and returned as
 ``[batch, head, query_pos, key_pos]`` per layer, so probes can score heads on structural
@@ -26,6 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from empirics.positions import sinusoidal_positions
 from empirics.retrieval import IGNORE
 
 
@@ -74,16 +76,6 @@ class RetrievalTransformerConfig(ModelConfig):
         T = getattr(task, "T", 32)
         width = 4 + 2 * self.mlp_ratio  # qkv and projection, then the MLP, per d_model^2
         return self.layers * T * (width * self.d_model**2 + 2 * T * self.d_model) / 5e4
-
-
-def sinusoidal_positions(T: int, d: int) -> torch.Tensor:
-    """(T, d) fixed absolute encodings: sin and cos of position / 10000^(2i/d), interleaved."""
-    position = torch.arange(T, dtype=torch.float32)[:, None]
-    rate = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
-    table = torch.zeros(T, d)
-    table[:, 0::2] = torch.sin(position * rate)
-    table[:, 1::2] = torch.cos(position * rate)[:, : d // 2]
-    return table
 
 
 def rotary_angles(T: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -104,9 +104,6 @@ class HeadState:
     seeds_run: int
     complete: bool
 
-    def possibly(self, label: str) -> bool:
-        return self.label == label
-
 
 def head_state(runs: Sequence[RunResult], classify_seeds: int) -> HeadState:
     """The state of one candidate from its runs (data seeds 0, 1, ... in order)."""
@@ -194,7 +191,7 @@ class MultiheadRescuesPermutations(Claim):
         needed, more = params["needed"], []
         short = False
         for label in ("good", "bad"):
-            possible = [i for i, st in states.items() if st.possibly(label)]
+            possible = [i for i, st in states.items() if st.label == label]
             short |= len(possible) < needed
             more += [self._candidate(params, i, states[i].seeds_run)
                      for i in possible[:needed] if not states[i].complete]
