@@ -99,6 +99,11 @@ class Claim(ABC):
         order, until it returns none. Default: a claim has one stage."""
         return []
 
+    def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
+        """Where a claim in stages stands after ``results`` (logged with each new stage, so a
+        run of many hours says how far it got). Default: nothing to add."""
+        return ""
+
     def staged(self, params: dict[str, Any]) -> bool:
         """Whether ``followup`` may add runs at ``params`` (for plans made before training:
         ``verify --dry-run``). Default: no."""

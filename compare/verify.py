@@ -10,6 +10,7 @@ computations (Monte Carlo, the construction) are cached next to the run store
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from typing import Any
 from compare.claim import Assessment, Claim
 from compare.memo import rooted
 from empirics import Executor, RunResult, RunSpec
+
+log = logging.getLogger("attnverify.verify")
 
 
 @dataclass
@@ -100,7 +103,7 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
             labels.setdefault(key, []).append(claim_id)
     batch = [s for group in specs.values() for s in group]
     found: dict[str, RunResult] = {}
-    for _ in range(MAX_STAGES):
+    for stage in range(1, MAX_STAGES + 1):
         if not batch:
             return specs, {claim_id: [found[k] for k in group] for claim_id, group in keys.items()}
         for result in executor.run(batch, desc=desc,
@@ -108,8 +111,12 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
             found[result.key] = result
         batch = []
         for claim, params in plans:
-            more = [executor.place(s)
-                    for s in claim.followup(params, [found[k] for k in keys[claim.id]])]
+            so_far = [found[k] for k in keys[claim.id]]
+            more = [executor.place(s) for s in claim.followup(params, so_far)]
+            if more:
+                note = claim.stage_note(params, so_far)
+                log.info("%s: stage %d, %d more runs%s", claim.id, stage + 1, len(more),
+                         f" ({note})" if note else "")
             new_keys = [s.key() for s in more]
             if set(new_keys) & set(keys[claim.id]):
                 raise RuntimeError(f"{claim.id}: followup asked again for runs it has (a "

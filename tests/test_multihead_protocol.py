@@ -89,15 +89,19 @@ def drive(claim, params, table):
     return stages, results, stage
 
 
+SCRIPTED = {**TINY, "heads": 2, "needed": 2, "stage_candidates": 3, "max_candidates": 9,
+            "combos": 6}
+SCRIPT = {(0, 0): "bad", (0, 1): "bad", (1, 0): "good", (1, 1): "bad",
+          (2, 0): "bad", (2, 1): "bad", (3, 0): "good", (3, 1): "good",
+          (4, 0): "good", (4, 1): "good", (5, 0): "good"}
+"""A label table whose stages are pinned by hand (below)."""
+
+
 def test_stages_classify_lazily_then_combine():
     claim = MultiheadRescuesPermutations()
     assert claim.staged(TINY) and claim.staged(claim.params("full"))
     assert not claim.staged(claim.params("quick"))  # the direct protocol: one stage
-    params = {**TINY, "heads": 2, "needed": 2, "stage_candidates": 3, "max_candidates": 9,
-              "combos": 6}
-    table = {(0, 0): "bad", (0, 1): "bad", (1, 0): "good", (1, 1): "bad",
-             (2, 0): "bad", (2, 1): "bad", (3, 0): "good", (3, 1): "good",
-             (4, 0): "good", (4, 1): "good", (5, 0): "good"}
+    params, table = SCRIPTED, SCRIPT
     stages, results, combos = drive(claim, params, table)
     assert stages == [
         [(0, 0), (1, 0), (2, 0)],  # first seeds only
@@ -129,6 +133,31 @@ def test_stages_classify_lazily_then_combine():
     singles = [fake(r.spec, [0.1, 0.99]) for r in results]
     a = claim.assess(params, singles + [fake(s, [0.1, 0.2]) for s in combos])
     assert a.verdict is Verdict.REFUTED, a.explanation
+
+
+def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
+    """A §5 run lasts hours: each new stage is logged with the candidates drawn and the heads
+    kept so far (the stages of the scripted table above)."""
+    from compare.verify import _run_stages
+    from empirics.executor import Executor
+
+    class Scripted(Executor):
+        def _compute(self, missing, bar):
+            return {s.key(): fake(s, HISTORY[SCRIPT[candidate(s)]] if s.model.heads == 1
+                                  else [0.1, 0.5]) for s in missing}
+
+    caplog.set_level("INFO", logger="attnverify.verify")
+    claim = MultiheadRescuesPermutations()
+    _run_stages([(claim, SCRIPTED)], Scripted(store, progress=False), "test")
+    notes = [r.getMessage() for r in caplog.records if r.name == "attnverify.verify"]
+    head = "snell.multihead_rescues_permutations: stage"
+    assert notes[:2] == [
+        f"{head} 2, 6 more runs (3 of at most 9 candidates drawn, 3 single-head runs; kept 0 "
+        f"good and 0 bad of 2 each)",
+        f"{head} 3, 2 more runs (6 of at most 9 candidates drawn, 9 single-head runs; kept 0 "
+        f"good and 2 bad of 2 each)"]
+    assert len(notes) == 3 and notes[2].startswith(f"{head} 4, ")  # the bundles
+    assert notes[2].endswith("11 single-head runs; kept 2 good and 2 bad of 2 each)")
 
 
 def official_loop(table, params):

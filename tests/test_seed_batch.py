@@ -176,6 +176,9 @@ def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch)
         def followup(self, params, results):
             return [retrieval(1)] if len(results) == 1 else []
 
+        def stage_note(self, params, results):
+            return ""
+
     class Recording(Executor):
         def _compute(self, missing, bar):
             seen.extend(missing)

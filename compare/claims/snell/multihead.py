@@ -243,6 +243,26 @@ class MultiheadRescuesPermutations(Claim):
             runs.setdefault(r.spec.model.head_seeds[0] - CANDIDATE_SEEDS, []).append(r)
         return {i: head_state(rs, params["classify_seeds"]) for i, rs in sorted(runs.items())}
 
+    @staticmethod
+    def _head_counts(states: dict[int, HeadState], kept_good: list[int],
+                     kept_bad: list[int]) -> dict[str, int]:
+        return {"candidates": len(states), "good": len(kept_good), "bad": len(kept_bad),
+                "discarded": sum(st.label is None for st in states.values()),
+                "not_needed": sum(st.label is not None for st in states.values())
+                - len(kept_good) - len(kept_bad),
+                "single_head_runs": sum(st.seeds_run for st in states.values())}
+
+    def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
+        """§5: the candidates drawn so far and the heads kept (the bundles are the last
+        stage)."""
+        if params["protocol"] != "section5":
+            return ""
+        states = self.states(params, results)
+        counts = self._head_counts(states, *self.kept(params, states))
+        return (f"{counts['candidates']} of at most {params['max_candidates']} candidates "
+                f"drawn, {counts['single_head_runs']} single-head runs; kept {counts['good']} "
+                f"good and {counts['bad']} bad of {params['needed']} each")
+
     # -- assessment --------------------------------------------------------------------------
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         if params["protocol"] == "section5":
@@ -274,11 +294,7 @@ class MultiheadRescuesPermutations(Claim):
                                  success_steps(groups["7 bad + 1 good"], SUCCESS_ACC_ONLY),
                                  params["steps"])
                   if groups["8 bad"] and groups["7 bad + 1 good"] else None)
-        counts = {"candidates": len(states), "good": len(kept_good), "bad": len(kept_bad),
-                  "discarded": sum(st.label is None for st in states.values()),
-                  "not_needed": sum(st.label is not None for st in states.values())
-                  - len(kept_good) - len(kept_bad),
-                  "single_head_runs": sum(st.seeds_run for st in states.values())}
+        counts = self._head_counts(states, kept_good, kept_bad)
         note = (f" Heads: {counts['candidates']} candidates drawn, classified lazily with up "
                 f"to {params['classify_seeds']} data seeds ({counts['single_head_runs']} "
                 f"single-head runs): {counts['good']} good and {counts['bad']} bad kept "
