@@ -7,8 +7,12 @@ the stored runs of its model family whose cost is nearest to its own (the median
 of that cost). A family with no stored run gets no estimate; a run more than
 :data:`EXTRAPOLATION` times away in cost from every stored run of its family is flagged
 (larger models usually use the CPU better, so such an estimate is rather an upper bound).
-Claims that add runs in stages (``Claim.staged``, e.g. Snell's §5 protocol) can only say how
-many runs their first stage has: the rest depends on its results.
+Claims that add runs in stages (``Claim.staged``, e.g. Snell's §5 protocol) are replayed from
+the store as verify would run them: while every run of a stage is stored, its results decide
+the next stage (``Claim.followup``). The plan then shows the runs known so far and the
+missing ones of the first stage the store does not complete; the stages after it depend on
+results not yet trained. The store is only read (a damaged entry counts as missing and stays
+where it is).
 """
 
 from __future__ import annotations
@@ -20,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compare.claim import Claim
-from compare.verify import plan_params
-from empirics import RunSpec, RunStore
+from compare.verify import MAX_STAGES, plan_params
+from empirics import RunResult, RunSpec, RunStore
 from empirics.store import CorruptEntryError
 
 
@@ -32,7 +36,11 @@ class ClaimPlan:
     cached: int
     missing: list[RunSpec] = field(default_factory=list)
     staged: bool = False
-    """The claim asks for more runs after these, depending on their results."""
+    """The claim may ask for more runs after these, depending on their results."""
+    stage: int = 1
+    """The stage the missing runs belong to (1: the first; later ones replayed from the store)."""
+    note: str = ""
+    """``Claim.stage_note`` on the stored results of the stages before ``stage``."""
 
 
 EXTRAPOLATION = 4.0
@@ -92,17 +100,48 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
          overrides: dict[str, Any] | None = None,
          points: dict[str, dict[str, Any]] | None = None,
          place: Callable[[RunSpec], RunSpec] = lambda spec: spec) -> list[ClaimPlan]:
-    """The first-stage runs of each claim at its verify parameters (``place`` puts a spec on
-    the executor's device, as verify does) and which of them the store lacks."""
+    """The runs of each claim at its verify parameters known before training (the first
+    stage; for a claim in stages, also the stages the store decides) and which of them the
+    store lacks (``place`` puts a spec on the executor's device, as verify does)."""
     points = points or {}
-    out = []
-    for claim in claims:
-        params = plan_params(claim, profile, overrides, points.get(claim.id))
-        specs = {s.key(): s for s in map(place, claim.specs(params))}
-        missing = [s for k, s in specs.items() if not store.has(k)]
-        out.append(ClaimPlan(claim.id, len(specs), len(specs) - len(missing), missing,
-                             staged=claim.staged(params)))
-    return out
+    return [_replay(claim, plan_params(claim, profile, overrides, points.get(claim.id)), store,
+                    place) for claim in claims]
+
+
+def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
+            place: Callable[[RunSpec], RunSpec]) -> ClaimPlan:
+    """One claim's plan: its first stage, then each later stage the stored results decide
+    (module docstring)."""
+    batch = [place(s) for s in claim.specs(params)]
+    known = {s.key(): s for s in batch}
+    if not claim.staged(params):
+        missing = [s for k, s in known.items() if not store.has(k)]
+        return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing)
+    results: list[RunResult] = []  # every stage's results in spec order, as verify passes them
+    for stage in range(1, MAX_STAGES + 1):
+        known.update((s.key(), s) for s in batch)
+        stored = [_stored(store, s) for s in batch]
+        missing = list({s.key(): s for s, r in zip(batch, stored, strict=True)
+                        if r is None}.values())
+        if missing:
+            return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing,
+                             staged=True, stage=stage,
+                             note=claim.stage_note(params, results) if results else "")
+        results += stored  # type: ignore[arg-type]  # none is None here
+        batch = [place(s) for s in claim.followup(params, results)]
+        if not batch:  # every stage is stored: the claim is complete
+            return ClaimPlan(claim.id, len(known), len(known), stage=stage)
+    raise RuntimeError(f"{claim.id}: more than {MAX_STAGES} stages replayed from the store; a "
+                       f"followup must end")
+
+
+def _stored(store: RunStore, spec: RunSpec) -> RunResult | None:
+    """The stored result of ``spec``, None when missing or damaged (left in place: a dry run
+    writes nothing)."""
+    try:
+        return store.get(spec.key())
+    except CorruptEntryError:
+        return None
 
 
 def duration(seconds: float) -> str:
@@ -124,6 +163,10 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
         lines.append(f"{p.claim_id:<{width}}  {p.runs:>5}  {p.cached:>6}  "
                      f"{len(p.missing):>8}  {estimate(p.missing, rates).text()}"
                      f"{'  (+ stages)' if p.staged else ''}")
+    for p in plans:
+        if p.staged and p.stage > 1:
+            lines.append(f"{p.claim_id}: stage {p.stage} to train, the stages before it replayed "
+                         f"from the store" + (f" ({p.note})" if p.note else ""))
     missing = list({s.key(): s for p in plans for s in p.missing}.values())
     total = estimate(missing, rates)
     wall = Estimate(total.seconds / workers, total.unknown, total.extrapolated)
@@ -133,6 +176,6 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
         lines.append("<=: estimated from cheaper runs of the same model family (larger models "
                      "use the CPU better, so the time is likely lower)")
     if any(p.staged for p in plans):
-        lines.append("(+ stages): the claim adds runs after these, decided by their results "
-                     "(not counted)")
+        lines.append("(+ stages): the claim may add runs after these, decided by their "
+                     "results (not counted)")
     return "\n".join(lines)

@@ -160,6 +160,28 @@ def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     assert notes[2].endswith("11 single-head runs; kept 2 good and 2 bad of 2 each)")
 
 
+def test_the_dry_run_replays_the_stages_the_store_decides(store):
+    """``verify --dry-run`` of a claim in stages: the stages whose runs are all stored are
+    replayed (their results decide the next), the first incomplete one is what is left to
+    train; once every stage is stored, nothing is."""
+    from compare.plan import plan
+
+    claim = MultiheadRescuesPermutations()
+    stages, results, combos = drive(claim, SCRIPTED, SCRIPT)
+    for r in results[:9]:  # stages 1 and 2 of the scripted table
+        store.put(r)
+    (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
+    assert (p.stage, p.runs, p.cached, p.staged) == (3, 11, 9, True)
+    assert [candidate(s) for s in p.missing] == stages[2] == [(3, 1), (4, 1)]
+    assert p.note == ("6 of at most 9 candidates drawn, 9 single-head runs; kept 0 good and 2 "
+                      "bad of 2 each")
+    for r in results[9:] + [fake(s, [0.1, 0.5]) for s in combos]:
+        store.put(r)
+    (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
+    assert (p.runs, p.cached, p.missing, p.staged) == (11 + len(combos), 11 + len(combos), [],
+                                                       False)
+
+
 def official_loop(table, params):
     """The official sequential protocol (multihead.py ``init``): classify candidate after
     candidate with every seed, keep a head while its list is not full."""
