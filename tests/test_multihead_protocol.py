@@ -129,6 +129,14 @@ def test_stages_classify_lazily_then_combine():
     assert a.details["groups"]["random"] == len(random_sets) >= 4  # one run per set of heads
     assert a.details["test"]["n"][0] == 6
     assert a.details["rescue"] is not None
+    assert "1 bad + 1 good 4/4 vs 2 bad 1/1" in a.explanation  # named after their heads
+    # without the all-bad bundles there is no rescue comparison, and the report says why
+    partial = [fake(s, [0.1, 0.99]) for s in combos
+               if min(s.model.head_seeds) >= RANDOM_SEEDS or CANDIDATE_SEEDS + 3 in
+               s.model.head_seeds or CANDIDATE_SEEDS + 4 in s.model.head_seeds]
+    a = claim.assess(params, results + partial)
+    assert a.details["rescue"] is None and a.details["groups"]["bad"] == 0
+    assert "it needs 2 bad heads (for the 2 bad bundles) and a good one" in a.explanation
     # and the other way round: bundles that never learn against singles that always do
     singles = [fake(r.spec, [0.1, 0.99]) for r in results]
     a = claim.assess(params, singles + [fake(s, [0.1, 0.2]) for s in combos])

@@ -284,16 +284,20 @@ class MultiheadRescuesPermutations(Claim):
         # other seeds share its initialisation and served only to classify it
         single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
         combos = [r for r in results if r.spec.model.heads > 1]
-        groups: dict[str, list[RunResult]] = {"random": [], "7 bad + 1 good": [], "8 bad": []}
+        k = params["heads"]
+        # the bundle kinds of §5 (8 heads: 8 random, 7 bad + 1 good, 8 bad)
+        names = {"random": f"{k} random", "bad + 1 good": f"{k - 1} bad + 1 good",
+                 "bad": f"{k} bad"}
+        groups: dict[str, list[RunResult]] = {kind: [] for kind in names}
         for r in combos:
             seeds = r.spec.model.head_seeds
             kind = ("random" if min(seeds) >= RANDOM_SEEDS else
-                    "7 bad + 1 good" if good & set(seeds) else "8 bad")
+                    "bad + 1 good" if good & set(seeds) else "bad")
             groups[kind].append(r)
-        rescue = (compare_groups(success_steps(groups["8 bad"], SUCCESS_ACC_ONLY),
-                                 success_steps(groups["7 bad + 1 good"], SUCCESS_ACC_ONLY),
+        rescue = (compare_groups(success_steps(groups["bad"], SUCCESS_ACC_ONLY),
+                                 success_steps(groups["bad + 1 good"], SUCCESS_ACC_ONLY),
                                  params["steps"])
-                  if groups["8 bad"] and groups["7 bad + 1 good"] else None)
+                  if groups["bad"] and groups["bad + 1 good"] else None)
         counts = self._head_counts(states, kept_good, kept_bad)
         note = (f" Heads: {counts['candidates']} candidates drawn, classified lazily with up "
                 f"to {params['classify_seeds']} data seeds ({counts['single_head_runs']} "
@@ -302,20 +306,22 @@ class MultiheadRescuesPermutations(Claim):
                 f"discarded, {counts['not_needed']} agreeing so far but not needed.")
         if rescue is not None:
             (k_bad, k_good), (n_bad, n_good) = rescue["successes"], rescue["n"]
-            note += (f" Reported, not decided on: 7 bad + 1 good {k_good}/{n_good} vs 8 bad "
-                     f"{k_bad}/{n_bad} (one-sided Fisher p, one good head rescues: "
+            note += (f" Reported, not decided on: {names['bad + 1 good']} {k_good}/{n_good} vs "
+                     f"{names['bad']} {k_bad}/{n_bad} (one-sided Fisher p, one good head rescues: "
                      f"{rescue['fisher_p_a_worse']:.3g}).")
         else:
-            note += " Too few good or bad heads for the good/bad combos."
-        note += (f" The random bundles draw {params['heads']} of {params['random_heads']} "
+            note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
+                     f"(for the {names['bad']} bundles) and a good one.")
+        note += (f" The random bundles draw {k} of {params['random_heads']} "
                  f"heads, so they share heads: the test treats them as independent, which "
                  f"overstates its significance somewhat.")
         return self._decide(params, single, groups["random"],
                             f"single random heads ({len(single)} runs)",
-                            f"{params['heads']} random heads ({len(groups['random'])} models)",
+                            f"{k} random heads ({len(groups['random'])} models)",
                             details={"heads": counts, "rescue": rescue,
-                                     "groups": {k: len(v) for k, v in groups.items()}},
-                            figures={"section5": self._section5_figure(single, groups)},
+                                     "groups": {g: len(v) for g, v in groups.items()}},
+                            figures={"section5": self._section5_figure(
+                                single, {names[g]: v for g, v in groups.items()})},
                             note=note)
 
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
@@ -365,7 +371,7 @@ class MultiheadRescuesPermutations(Claim):
     @staticmethod
     def _section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]]):
         fig, (ax,) = new_figure(width=5.0)
-        bars = {"1 random head": single, **{f"8: {k}": v for k, v in groups.items()}}
+        bars = {"1 random head": single, **groups}
         colours = [PALETTE["grey"], PALETTE["blue"], PALETTE["green"], PALETTE["red"]]
         for x, (runs, colour) in enumerate(zip(bars.values(), colours, strict=True)):
             k = sum(s is not None for s in success_steps(runs, SUCCESS_ACC_ONLY))
