@@ -412,20 +412,27 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     try:
         if args.action == "list":
             keys = list(store.keys())
+            stale = 0
             for key in keys:
                 meta = store.metadata(key)
                 spec = meta["spec"]
+                current = store.is_current(key)
+                stale += not current
                 print(f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
                       f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
-                      f"steps={spec['steps']}")
-            print(f"{len(keys)} runs in {store.root}", file=sys.stderr)
+                      f"steps={spec['steps']}" + ("" if current else "  (stale)"))
+            print(f"{len(keys)} runs in {store.root}" + (
+                f"; {stale} stale (made by other code, never read again; 'attnverify runs "
+                f"clear --stale' removes them)" if stale else ""), file=sys.stderr)
         elif args.action == "show":
             result = _get(store, args.key)
-            print(json.dumps({**result.metadata(), "final": {
+            # the stored key: a stale entry's spec hashes to another key with this code
+            print(json.dumps({**result.metadata(), "key": args.key,
+                              "current": store.is_current(args.key), "final": {
                 name: float(values[-1]) for name, values in result.metrics.items()}}, indent=2))
         elif args.action == "export":
-            results = [_get(store, key) for key in (args.keys or list(store.keys()))]
-            rows = [row for r in results for row in r.tidy_rows()]
+            keys = args.keys or list(store.keys())
+            rows = [{**row, "key": key} for key in keys for row in _get(store, key).tidy_rows()]
             text = _export(rows, args.format)
             if args.out:
                 try:
@@ -438,6 +445,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         elif args.action == "rm":
             if not store.remove(args.key):
                 raise UserError(f"no run {args.key!r} in {store.root}")
+        elif args.action == "clear" and args.stale:
+            removed = sum(store.remove(key) for key in list(store.keys())
+                          if not store.is_current(key))
+            print(f"removed {removed} stale runs from {store.root}", file=sys.stderr)
         elif args.action == "clear":
             print(f"removed {store.clear()} runs from {store.root}", file=sys.stderr)
     except ValueError as exc:  # a malformed run key
@@ -566,7 +577,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=("csv", "json"), default="csv")
     e.add_argument("--out", help="file (default: stdout)")
     runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
-    runs.add_parser("clear", parents=[common], help="remove every cached run")
+    runs.add_parser("clear", parents=[common], help="remove every cached run").add_argument(
+        "--stale", action="store_true",
+        help="only the runs made by other code (never read again; marked in 'runs list')")
     return parser
 
 

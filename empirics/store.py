@@ -179,6 +179,16 @@ class RunStore:
             raise KeyError(key)
         return self._read_meta(entry)
 
+    def is_current(self, key: str) -> bool:
+        """Whether the entry's spec still hashes to ``key`` with this code (``RunSpec.key``).
+        An entry made by other code (the package version, or the source of a module its run
+        executes, changed since) is never read again: its spec now has another key. False too
+        for a damaged or unreadable entry."""
+        try:
+            return RunSpec.from_dict(self.metadata(key)["spec"]).key() == key
+        except (CorruptEntryError, KeyError, ValueError, TypeError):
+            return False
+
     def remove(self, key: str) -> bool:
         """Unpublish atomically (rename into tmp/), then delete; False when absent."""
         entry = self._entry(key)

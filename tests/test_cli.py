@@ -84,6 +84,42 @@ def test_verify_runs_and_export(capsys, tmp_path):
     assert "removed 3 runs" in err
 
 
+def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp_path):
+    """A run whose spec hashes to another key with this code (a module it executes changed
+    since) is never read again: ``runs list`` marks it, ``show``/``export`` give the key it is
+    stored under, ``clear --stale`` removes only such runs."""
+    import numpy as np
+
+    from compare.registry import select
+    from empirics import RunResult, RunStore
+
+    cache = tmp_path / "c"
+    store = RunStore(cache)
+    claim = select(claim_id="snell.uniform_attention_at_init")[0]
+    specs = claim.specs(claim.params("smoke"))[:2]
+    for spec in specs:
+        store.put(RunResult(spec=spec, status="ok", eval_steps=np.arange(2),
+                            metrics={"acc": np.array([0.1, 0.2])}, train_loss=np.zeros(1)))
+    old, current = (s.key() for s in specs)
+    meta_path = next((cache / "runs").glob(f"*/{old}/meta.json"))
+    meta = json.loads(meta_path.read_text())
+    meta["spec"]["steps"] += 1  # as if the code that made it had hashed this spec to `old`
+    meta_path.write_text(json.dumps(meta))
+    assert not store.is_current(old) and store.is_current(current)
+
+    code, out, err = run(capsys, "runs", "list", "--cache", str(cache))
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert lines[old].endswith("(stale)") and not lines[current].endswith("(stale)")
+    assert "2 runs" in err and "1 stale" in err
+    code, out, _ = run(capsys, "runs", "show", old, "--cache", str(cache))
+    assert json.loads(out)["key"] == old and json.loads(out)["current"] is False
+    code, out, _ = run(capsys, "runs", "export", old, "--cache", str(cache))
+    assert {row["key"] for row in csv.DictReader(io.StringIO(out))} == {old}
+    code, _, err = run(capsys, "runs", "clear", "--stale", "--cache", str(cache))
+    assert code == 0 and "removed 1 stale runs" in err
+    assert list(store.keys()) == [current]
+
+
 def test_claims_lists_every_claim(capsys):
     code, out, _ = run(capsys, "claims")
     assert code == 0
