@@ -49,6 +49,15 @@ class Assessment:
     figures: dict[str, Figure] = field(default_factory=dict)
 
 
+COUNT_PARAMETERS = frozenset({
+    "seeds", "n_samples", "n_sequences", "n_points", "instances", "combos", "random_heads",
+    "needed", "classify_seeds", "stage_candidates", "max_candidates", "d_sets", "d_intervals",
+    "L"})
+"""Parameter names that count something (seeds, samples, heads, sequence length): an integer
+>= 1 in every claim that has one (``Claim.check_params``). Sizes a run is built from (widths,
+steps, batch) are checked by the run's spec, with its own field names."""
+
+
 class Claim(ABC):
     """Subclass, set the class attributes, implement ``specs`` and ``assess``, and register."""
 
@@ -76,6 +85,16 @@ class Claim(ABC):
         if profile not in self.defaults:
             raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
         return dict(self.defaults[profile])
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        """Raise ValueError naming the first parameter a claim cannot be evaluated at, before
+        anything is trained (``verify --param``). Default: every count
+        (:data:`COUNT_PARAMETERS`) is an integer >= 1; a claim with more constraints extends
+        this (its ``specs`` also rejects sizes a run cannot have)."""
+        for name in sorted(COUNT_PARAMETERS & params.keys()):
+            value = params[name]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
 
     def scale_note(self, profile: str) -> str | None:
         """Says so when ``profile`` computes the claim below the paper's scale."""

@@ -27,7 +27,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -42,8 +42,30 @@ class UserError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    help_tail: Callable[[], str] | None = None
+    """More text for ``--help``, computed only when asked (e.g. the theory quantities)."""
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        return super().format_help() + (self.help_tail() if self.help_tail else "")
+
+
+def _quantities_help() -> str:
+    """``predict --help``: every quantity with its parameters."""
+    import inspect
+
+    import theory
+    from theory.registry import parameters
+
+    def usage(param: inspect.Parameter) -> str:
+        return (f"--{param.name} VALUE" if param.default is inspect.Parameter.empty
+                else f"[--{param.name} {param.default}]")
+
+    return "\nquantities and their parameters ([...]: optional, with its default):\n" + "".join(
+        f"  {name} {' '.join(map(usage, parameters(name).values()))}\n"
+        for name in theory.QUANTITIES)
 
 
 class _TqdmHandler(logging.Handler):
@@ -217,7 +239,8 @@ def _param_value(text: str, default: Any) -> Any:
 def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | None,
                  overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``--param NAME=VALUE`` items as parameters of the one selected claim, checked by
-    building its runs (a RunSpec rejects a bad size before anything is trained or written)."""
+    ``Claim.check_params`` and by building its runs (a RunSpec rejects a bad size) before
+    anything is trained or written."""
     if not items:
         return {}
     if len(claims) != 1:
@@ -237,7 +260,9 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
     from compare.verify import plan_params
 
     try:
-        claim.specs(plan_params(claim, profile, overrides, point))
+        params = plan_params(claim, profile, overrides, point)
+        claim.check_params(params)
+        claim.specs(params)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise UserError(f"--param: {exc}") from None
     return {claim.id: point}
@@ -544,7 +569,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", parents=[common],
                        help="print a theory value as JSON: predict snell.kappa --V 60 --L 40")
-    p.add_argument("quantity", help="PAPER.QUANTITY, e.g. snell.kappa")
+    p.add_argument("quantity", help="PAPER.QUANTITY, e.g. snell.kappa (listed below)")
+    p.help_tail = _quantities_help
 
     p = sub.add_parser("figures", parents=[common],
                        help="regenerate every figure (trains only what is not cached)")
@@ -556,14 +582,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--families", default="snell_copying,snell_multihead,musat_retrieval,bao_lm",
                    help="comma-separated model families (default: all)")
-    p.add_argument("--configs", default="quick,full", help="quick, full or both (default)")
+    p.add_argument("--configs", default="quick,full",
+                   help="comma-separated: quick, full (default: quick,full)")
     p.add_argument("--repeats", type=int, default=3, help="repeats per number (median)")
     p.add_argument("--verify", action="store_true",
                    help="also time 'verify --profile quick' cold and warm (minutes)")
 
     p = sub.add_parser("claims", parents=[common], help="list the claims")
     p.add_argument("--json", action="store_true",
-                   help="id, paper, statement, parameters per profile, paper scale (JSON)")
+                   help="id, paper, statement, parameters per profile, paper scale, the "
+                        "parameters a user may override, whether it trains, and the space "
+                        "falsify searches (JSON)")
 
     p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
     runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)

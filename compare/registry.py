@@ -84,5 +84,8 @@ def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]
     if claim_id is not None and claim_id not in CLAIMS:
         raise ValueError(f"unknown claim {claim_id!r}; accepted: "
                          f"{', '.join(c.id for c in ordered)}")
+    if claim_id is not None and paper is not None and CLAIMS[claim_id].paper != paper:
+        raise ValueError(f"claim {claim_id!r} belongs to paper {CLAIMS[claim_id].paper!r}, not "
+                         f"{paper!r}; drop --paper or pick one of its claims")
     return [c for c in ordered
             if (paper is None or c.paper == paper) and (claim_id is None or c.id == claim_id)]

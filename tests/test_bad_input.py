@@ -31,6 +31,8 @@ LOCATER = ["verify", "--claim", "bao.locater_effect", *SMOKE]
 BAD_INPUTS = [
     # -- verify: selection, profile, executor ---------------------------------------------
     (["verify", "--claim", "snell.nope"], "unknown claim 'snell.nope'; accepted: snell."),
+    (["verify", "--paper", "bao", "--claim", "snell.kappa_closed_form"],
+     "claim 'snell.kappa_closed_form' belongs to paper 'snell', not 'bao'"),
     (["verify", "--paper", "hinton"], "unknown paper 'hinton'; accepted: snell, musat, bao"),
     (["verify", "--profile", "huge"], "unknown profile 'huge'; accepted: smoke, quick, full"),
     (["verify", "--executor", "slurm"],
@@ -54,8 +56,18 @@ BAD_INPUTS = [
     (["verify", "--paper", "bao", "--corpus", "/nonexistent/corpus"], "--corpus"),
     (["verify", "--bogus"], "unrecognized arguments: --bogus"),
     # -- verify --param: the claim's RunSpecs (and theory inputs) reject the point ----------
-    ([*PERMUTATION_IS_HARD, "--param", "L=0"], "task.vocab_size (V) must be an integer >= 2"),
-    ([*PERMUTATION_IS_HARD, "--param", "L=-4"], "must be an integer >= 2; got -4"),
+    ([*PERMUTATION_IS_HARD, "--param", "L=1"], "task.vocab_size (V) must be an integer >= 2"),
+    ([*PERMUTATION_IS_HARD, "--param", "L=-4"], "L must be an integer >= 1; got -4"),
+    ([*PERMUTATION_IS_HARD, "--param", "L=4.5"], "L must be an integer >= 1; got 4.5"),
+    # counts the runs do not see (Claim.check_params), in verify and in its dry run
+    (["verify", "--claim", "snell.subset_learned_every_seed", *SMOKE, "--param", "seeds=0"],
+     "--param: seeds must be an integer >= 1; got 0"),
+    (["verify", "--claim", "snell.subset_learned_every_seed", *SMOKE, "--param", "seeds=0",
+      "--dry-run"], "--param: seeds must be an integer >= 1; got 0"),
+    (["verify", "--claim", "snell.kappa_closed_form", *SMOKE, "--param", "n_sequences=-4"],
+     "n_sequences must be an integer >= 1; got -4"),
+    (["verify", "--claim", "musat.depth_bound_closed_form", *SMOKE, "--param", "d_sets=-4",
+      "--dry-run"], "d_sets must be an integer >= 1; got -4"),
     ([*PERMUTATION_IS_HARD, "--param", "subset_V=10"],
      "task.length (L) must be <= V = 10 for the subset distribution"),
     ([*PERMUTATION_IS_HARD, "--param", "hidden=abc"], "model.hidden must be an integer >= 1"),
@@ -179,3 +191,13 @@ def test_a_real_process_prints_one_line_and_exits_2(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("attnverify: error: malformed Dask address 'dask://x'")
     assert proc.stderr.count("\n") == 1
+
+
+def test_every_profile_default_passes_the_claims_own_checks():
+    """``Claim.check_params`` rejects only what no profile uses."""
+    from compare.claim import PROFILES
+    from compare.registry import select
+
+    for claim in select(None, None):
+        for profile in PROFILES:
+            claim.check_params(claim.params(profile))

@@ -192,3 +192,12 @@ def test_claims_json_lists_every_claim_with_its_parameters(capsys):
     assert by_id["bao.locater_effect"]["trains"] is True
     assert by_id["musat.depth_bound_closed_form"]["trains"] is False
     assert by_id["snell.kappa_closed_form"]["profiles"]["quick"]["n_sequences"] == 20_000
+
+
+def test_predict_help_lists_every_quantity_with_its_parameters(capsys):
+    import theory
+
+    code, out, _ = run(capsys, "predict", "--help")
+    assert code == 0
+    assert all(f"  {name} " in out for name in theory.QUANTITIES)
+    assert "  snell.kappa --V VALUE --L VALUE [--distribution subset]" in out
