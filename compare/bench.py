@@ -19,7 +19,8 @@ Measured, in one run:
   - what bounds the speed-up of batching seeds (``fixed_cost_fraction``): the step time at
     batch 1 over the step time at the configuration's batch, one thread. Batching S seeds
     shares at most that per-step fixed cost, so it cannot make a seed-step faster than
-    ``1 / (1 - fixed_cost_fraction)`` times (``batching_bound``) on one core;
+    ``1 / (1 - fixed_cost_fraction)`` times (``batching_bound``; null when the batch-1 step
+    measured no faster than the full batch) on one core;
 - theory throughput: 10^6 values of Bao's rho (the issue's target), Bao's localization
   summaries on 10^6 (d, T, mean, std) points (each a whole rho-profile of T positions, about
   7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets);
@@ -164,6 +165,13 @@ def fixed_cost_fraction(spec: RunSpec, steps: int, repeats: int) -> float:
                                         (steps, 2 * steps)) for _ in range(repeats))
         full = min(reference_step_time(spec, (steps, 2 * steps)) for _ in range(repeats))
     return min(1.0, small / full)
+
+
+def batching_bound(fixed: float) -> float | None:
+    """``1 / (1 - fixed)``: the most batching seeds could gain per core. None when the batch-1
+    step measured no faster than the full batch (``fixed`` = 1: no bound can be read off;
+    a busy machine can do this to a small model)."""
+    return 1.0 / (1.0 - fixed) if fixed < 1.0 else None
 
 
 def straightforward_step(spec: RunSpec) -> Callable[[], None]:
@@ -390,7 +398,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
                 "seed_batched": batched_by_default(spec),
                 "seeds_at_once": verify_way_seeds(spec, workers),
                 "fixed_cost_fraction": fixed,
-                "batching_bound": 1.0 / max(1.0 - fixed, 1e-9),
+                "batching_bound": batching_bound(fixed),
                 "top_ops": op_profile(spec),
             })
     log("theory throughput...")
@@ -416,7 +424,7 @@ def table(result: dict[str, Any]) -> str:
                      f"{m['reference_seed_steps_per_s']:>10.2f} {m['speedup']:>7.2f}x "
                      f"{m['flops_per_step'] / 1e9:>10.3f} {100 * m['fraction_of_peak']:>7.1f}% "
                      f"{m['peak_rss_mb']:>6.0f} MiB {100 * m['fixed_cost_fraction']:>5.0f}% "
-                     f"{m['batching_bound']:>5.2f}x")
+                     + (f"{m['batching_bound']:>5.2f}x" if m["batching_bound"] else "     -"))
     lines.append("way: seeds trained at once, b = seed-batched groups, p = one per process; "
                  "fixed: share of a step that batching seeds could share; bound: the most "
                  "batching could gain per core")

@@ -79,7 +79,11 @@ def test_bench_json_contract(tmp_path, monkeypatch):
     assert model["fraction_of_peak"] == pytest.approx(model["seed_steps_per_s"]
                                                       * model["flops_per_step"] / 1e10)
     assert 0 < model["fixed_cost_fraction"] <= 1
-    assert model["batching_bound"] == pytest.approx(1 / (1 - model["fixed_cost_fraction"]))
+    assert model["batching_bound"] == bench.batching_bound(model["fixed_cost_fraction"])
+    assert bench.batching_bound(0.75) == pytest.approx(4.0)
+    assert bench.batching_bound(1.0) is None  # batch 1 no faster: nothing to read off
+    model["batching_bound"] = None
+    assert "%      -" in bench.table(doc)  # the table shows it as '-'
     assert model["seed_batched"] is False and model["seeds_at_once"] == doc["workers"]
     shares = [op["share"] for op in model["top_ops"]]
     assert model["top_ops"] and all(isinstance(op["op"], str) for op in model["top_ops"])
