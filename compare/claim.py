@@ -88,7 +88,7 @@ class Claim(ABC):
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise ValueError naming the first parameter a claim cannot be evaluated at, before
-        anything is trained (``verify --param``). Default: every count
+        anything is trained (``checked_specs``). Default: every count
         (:data:`COUNT_PARAMETERS`) is an integer >= 1; a claim with more constraints extends
         this (its ``specs`` also rejects sizes a run cannot have)."""
         for name in sorted(COUNT_PARAMETERS & params.keys()):
@@ -117,6 +117,12 @@ class Claim(ABC):
         classify heads, then combine them); called with the results of every spec so far, in
         order, until it returns none. Default: a claim has one stage."""
         return []
+
+    def checked_specs(self, params: dict[str, Any]) -> list[RunSpec]:
+        """``specs`` after ``check_params``: the first stage as verify, its dry run and
+        ``--param`` see it (a bad parameter fails here, before anything trains)."""
+        self.check_params(params)
+        return self.specs(params)
 
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         """Where a claim in stages stands after ``results`` (logged with each new stage, so a

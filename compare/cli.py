@@ -239,7 +239,7 @@ def _param_value(text: str, default: Any) -> Any:
 def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | None,
                  overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``--param NAME=VALUE`` items as parameters of the one selected claim, checked by
-    ``Claim.check_params`` and by building its runs (a RunSpec rejects a bad size) before
+    ``Claim.checked_specs`` (the claim's checks, then a RunSpec rejects a bad size) before
     anything is trained or written."""
     if not items:
         return {}
@@ -260,9 +260,7 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
     from compare.verify import plan_params
 
     try:
-        params = plan_params(claim, profile, overrides, point)
-        claim.check_params(params)
-        claim.specs(params)
+        claim.checked_specs(plan_params(claim, profile, overrides, point))
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise UserError(f"--param: {exc}") from None
     return {claim.id: point}

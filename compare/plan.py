@@ -112,7 +112,7 @@ def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
             place: Callable[[RunSpec], RunSpec]) -> ClaimPlan:
     """One claim's plan: its first stage, then each later stage the stored results decide
     (module docstring)."""
-    batch = [place(s) for s in claim.specs(params)]
+    batch = [place(s) for s in claim.checked_specs(params)]
     known = {s.key(): s for s in batch}
     if not claim.staged(params):
         missing = [s for k, s in known.items() if not store.has(k)]

@@ -94,7 +94,7 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
     """Every claim's runs, stage after stage: the specs of all claims go to the executor as one
     batch, then each claim's ``followup`` may ask for more, until none does. Every spec is
     placed on the executor's device."""
-    specs = {claim.id: [executor.place(s) for s in claim.specs(params)]
+    specs = {claim.id: [executor.place(s) for s in claim.checked_specs(params)]
              for claim, params in plans}
     keys = {claim_id: [s.key() for s in group] for claim_id, group in specs.items()}  # hashed once
     labels: dict[str, list[str]] = {}

@@ -163,12 +163,13 @@ def test_the_plain_model_is_untouched_by_building_a_group():
 def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch):
     """``--device``: the claims' runs, first stage and followups, reach the executor on its
     device (their keys change with it: a GPU run is a different run)."""
+    from compare.claim import Claim
     from compare.verify import _run_stages
     from empirics.executor import Executor
     from empirics.result import RunResult
 
-    class Staged:
-        id = "test.staged"
+    class Staged(Claim):
+        id, paper, statement, defaults = "test.staged", "test", "", {}
 
         def specs(self, params):
             return [retrieval(0)]
@@ -176,8 +177,8 @@ def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch)
         def followup(self, params, results):
             return [retrieval(1)] if len(results) == 1 else []
 
-        def stage_note(self, params, results):
-            return ""
+        def assess(self, params, results):
+            raise NotImplementedError
 
     class Recording(Executor):
         def _compute(self, missing, bar):

@@ -155,16 +155,16 @@ class MultiheadRescuesPermutations(Claim):
             extra |= {"base_seed": params["base_seed"], "head_seeds": head_seeds}
         return copy_spec(params, "permutation", params["L"], seed, **extra)
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+    def check_params(self, params: dict[str, Any]) -> None:
+        super().check_params(params)  # the counts (seeds, needed, max_candidates, ...)
         if params["protocol"] not in self.PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(self.PROTOCOLS)}; got "
                              f"{params['protocol']!r}")
         if params["heads"] < 2:
             raise ValueError(f"heads must be an integer >= 2 (more heads than one); got "
                              f"{params['heads']!r}")
-        for name in ("classify_seeds", "stage_candidates", "max_candidates", "needed"):
-            if params["protocol"] == "section5" and params[name] < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {params[name]!r}")
+
+    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         if params["protocol"] == "direct":
             return [self._spec(params, s, heads) for heads in (1, params["heads"])
                     for s in range(params["seeds"])]
