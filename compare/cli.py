@@ -259,10 +259,8 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
         point[name] = _param_value(text, defaults[name])
     from compare.verify import plan_params
 
-    try:
+    with _param_errors({claim.id: point}):
         claim.checked_specs(plan_params(claim, profile, overrides, point))
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
-        raise UserError(f"--param: {exc}") from None
     return {claim.id: point}
 
 
