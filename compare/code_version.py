@@ -9,7 +9,6 @@ a report can tell a result of other code from a current one.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import importlib.util
 import sys
@@ -17,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from compare.claim import Claim
-from empirics.versions import package_version
+from empirics.versions import import_closure, package_version, project_imports
 
 PACKAGES = frozenset({"compare", "theory", "empirics"})
 """Imports from these packages are followed; anything else (numpy, torch) is not hashed."""
@@ -40,35 +39,17 @@ def _source(name: str) -> Path | None:
 
 
 def _project_imports(name: str) -> set[str]:
-    """The project modules that module ``name`` imports by name: ``import compare.x``,
-    ``from compare.x import y``, and ``from compare import x`` when ``x`` is a module."""
+    """The project modules that module ``name`` imports by name (none when it has no source)."""
     path = _source(name)
     if path is None:
         return set()
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.split(".")[0] in PACKAGES:
-                found.add(node.module)
-                found.update(f"{node.module}.{alias.name}" for alias in node.names
-                             if _source(f"{node.module}.{alias.name}") is not None)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names
-                         if alias.name.split(".")[0] in PACKAGES)
-    return found
+    return project_imports(path.read_text(), PACKAGES, lambda m: _source(m) is not None)
 
 
 @cache
 def module_closure(name: str) -> tuple[str, ...]:
     """Module ``name`` and every project module it imports, transitively, sorted."""
-    seen: set[str] = set()
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current not in seen:
-            seen.add(current)
-            todo.extend(_project_imports(current) - seen)
-    return tuple(sorted(seen))
+    return import_closure([name], _project_imports)
 
 
 def claim_code_version(claim: Claim) -> str:

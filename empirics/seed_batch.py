@@ -77,9 +77,14 @@ class SeedBatchStep:
         return values
 
     @torch.no_grad()
-    def sync(self) -> None:
-        """Copy each seed's trained parameters and buffers into its own model."""
+    def sync(self, live: list[bool]) -> None:
+        """Copy each live seed's trained parameters and buffers into its own model. A seed
+        that is no longer live keeps the model of its last sync: the optimizer still moves
+        its slice (Adam's momentum acts on a zero gradient), which must not reach the model
+        a stopped run reports."""
         for i, model in enumerate(self.models):
+            if not live[i]:
+                continue
             for name, tensor in model.named_parameters():
                 tensor.copy_(self.params[f"model.{name}"][i])
             for name, tensor in model.named_buffers():

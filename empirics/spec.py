@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -46,6 +47,10 @@ class RunSpec:
     dtype: str = "float32"
     device: str = "cpu"
     attention_snapshots: tuple[int, ...] = ()
+    stop_when: tuple[str, float] | None = None
+    """``(metric, threshold)``: end the run at the first evaluation where ``metric`` exceeds
+    ``threshold`` (strictly), as the official §5 classifier of snell2021.md (``can_learn``)
+    stops a single-head run once it is known to be good. None trains every step."""
 
     def __post_init__(self) -> None:
         require(isinstance(self.task, TaskConfig), "task", "a task config", self.task)
@@ -64,6 +69,14 @@ class RunSpec:
         require(all(is_int(s) and 0 <= s <= self.steps for s in snaps), "attention_snapshots",
                 f"steps in [0, {self.steps}]", snaps)
         object.__setattr__(self, "attention_snapshots", tuple(sorted(set(snaps))))
+        if self.stop_when is not None:
+            stop = self.stop_when
+            require(isinstance(stop, tuple | list) and len(stop) == 2
+                    and isinstance(stop[0], str) and bool(stop[0])
+                    and isinstance(stop[1], int | float) and not isinstance(stop[1], bool)
+                    and math.isfinite(stop[1]), "stop_when",
+                    "None or (metric name, finite threshold)", stop)
+            object.__setattr__(self, "stop_when", (stop[0], float(stop[1])))
 
     def seeds(self) -> Seeds:
         """Independent seeds for data, init, eval and in-model noise, derived from the root seed."""
@@ -81,7 +94,9 @@ class RunSpec:
         return (self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """JSON-able form; ``stop_when`` only when set, so specs without it keep the form
+        (and the key) they had before the field existed."""
+        data = {
             "task": self.task.to_dict(),
             "model": self.model.to_dict(),
             "optimizer": self.optimizer.to_dict(),
@@ -94,6 +109,9 @@ class RunSpec:
             "device": self.device,
             "attention_snapshots": list(self.attention_snapshots),
         }
+        if self.stop_when is not None:
+            data["stop_when"] = list(self.stop_when)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunSpec:
@@ -102,6 +120,8 @@ class RunSpec:
         data["model"] = ModelConfig.from_dict(data["model"])
         data["optimizer"] = OptimizerConfig.from_dict(data["optimizer"])
         data["attention_snapshots"] = tuple(data.get("attention_snapshots", ()))
+        if data.get("stop_when") is not None:
+            data["stop_when"] = tuple(data["stop_when"])
         return cls(**data)
 
     def key(self) -> str:

@@ -3,7 +3,8 @@
 ``train(spec)`` builds the model from the init seed, draws every training batch from the data seed
 and evaluates on a fixed batch drawn from the eval seed, on the spec's schedule, under
 ``torch.no_grad()``. A non-finite training loss stops the run and marks it ``diverged``: a result,
-not a crash.
+not a crash. A spec's ``stop_when`` ends a run early, at the first evaluation where its metric
+exceeds the threshold: the result is ``ok`` and its histories end at that step.
 
 ``train_group(specs)`` runs the same loop for runs that differ only in their seed. When the model
 allows it (:meth:`~empirics.config.ModelConfig.seed_batchable`: no in-model randomness, every op
@@ -140,6 +141,13 @@ class _Run:
         self.attention: dict[int, np.ndarray] = {}
         self.train_loss = np.full(spec.steps, np.nan)
         self.status = "ok"
+        self.stopped = False
+        """Ended by ``spec.stop_when``: still ``ok``, trained no further."""
+
+    @property
+    def live(self) -> bool:
+        """Still training: neither diverged nor stopped."""
+        return self.status == "ok" and not self.stopped
 
     def next_batch(self) -> Batch:
         return _to(self.spec.task.sample(self.spec.batch_size, self.data_gen), self.device)
@@ -161,6 +169,14 @@ class _Run:
                 self.attention[step] = model.attention(self.eval_batch).float().cpu().numpy()
         model.train()
         self.eval_steps.append(step)
+        if self.spec.stop_when is not None:
+            name, threshold = self.spec.stop_when
+            if name not in self.history:
+                raise KeyError(f"stop_when names metric {name!r}, which the model does not "
+                               f"report; available: {', '.join(sorted(self.history))}")
+            if self.history[name][-1] > threshold:
+                self.stopped = True
+                self.train_loss = self.train_loss[:step]
 
     def result(self) -> RunResult:
         """The run's result; ``wall_time_s`` is set by the loop."""
@@ -195,7 +211,7 @@ class _PlainStep:
             self.optimizer.step()
         return [value]
 
-    def sync(self) -> None:
+    def sync(self, live: list[bool]) -> None:
         """The evaluated model is the trained one: nothing to copy."""
 
 
@@ -213,7 +229,7 @@ def _train_loop(specs: list[RunSpec], batched: bool) -> list[RunResult]:
     for run in runs:
         run.evaluate(0)
     for step in range(1, specs[0].steps + 1):
-        live = [run.status == "ok" for run in runs]
+        live = [run.live for run in runs]
         if not any(live):
             break
         # every run draws its batch, live or not, so no stream depends on another run's fate
@@ -222,9 +238,9 @@ def _train_loop(specs: list[RunSpec], batched: bool) -> list[RunResult]:
             if alive:
                 run.record_loss(step, loss)
         if step in eval_at:
-            step_fn.sync()
-            for run in runs:
-                if run.status == "ok":
+            step_fn.sync(live)
+            for run, alive in zip(runs, live, strict=True):
+                if alive and run.status == "ok":
                     run.evaluate(step)
     results = [run.result() for run in runs]
     share = (time.perf_counter() - start) / len(runs)  # a run's share of the group's time

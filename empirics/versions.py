@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import platform
+from collections.abc import Callable, Iterable
 from functools import cache
 from importlib import metadata
 from pathlib import Path
@@ -24,39 +25,56 @@ CORE_MODULES = ("config", "optim", "result", "spec", "train")
 """Modules every run passes through: the configs, the optimizers, the result and the one loop."""
 
 
-def _empirics_imports(name: str) -> set[str]:
-    """The ``empirics`` modules that module ``name`` imports (read from its source, not run)."""
-    tree = ast.parse((_PACKAGE_DIR / f"{name}.py").read_text())
+def project_imports(source: str, packages: frozenset[str],
+                    is_module: Callable[[str], bool]) -> set[str]:
+    """Dotted names of the modules of ``packages`` that ``source`` imports (read, not run):
+    ``import p.x``, ``from p.x import y`` (``p.x``, and ``p.x.y`` when ``is_module`` says it is
+    a module) and ``from p import x`` (``p.x`` when it is a module). Shared by the run keys
+    (this module) and the code version of a claim (:mod:`compare.code_version`)."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            parts = node.module.split(".")
-            if parts[0] == "empirics" and len(parts) > 1:
-                found.add(parts[1])
-            elif parts == ["empirics"]:
-                found.update(alias.name for alias in node.names
-                             if (_PACKAGE_DIR / f"{alias.name}.py").exists())
+            if node.module.split(".")[0] in packages:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names
+                             if is_module(f"{node.module}.{alias.name}"))
         elif isinstance(node, ast.Import):
-            for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "empirics" and len(parts) > 1:
-                    found.add(parts[1])
+            found.update(alias.name for alias in node.names
+                         if alias.name.split(".")[0] in packages)
     return found
+
+
+def import_closure(start: Iterable[str], imports_of: Callable[[str], set[str]]) -> tuple[str,
+                                                                                          ...]:
+    """``start`` and every module reachable from it through ``imports_of``, sorted."""
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(imports_of(name) - seen)
+    return tuple(sorted(seen))
+
+
+def _is_empirics_module(dotted: str) -> bool:
+    parts = dotted.split(".")
+    return len(parts) == 2 and (_PACKAGE_DIR / f"{parts[1]}.py").exists()
+
+
+def _empirics_imports(name: str) -> set[str]:
+    """The ``empirics`` modules (names inside the package) that module ``name`` imports."""
+    source = (_PACKAGE_DIR / f"{name}.py").read_text()
+    return {dotted.split(".")[1]
+            for dotted in project_imports(source, frozenset({"empirics"}), _is_empirics_module)
+            if dotted.count(".") >= 1}
 
 
 @cache
 def source_closure(modules: frozenset[str]) -> tuple[str, ...]:
     """``modules`` (names inside ``empirics``) and every empirics module they import,
     transitively, sorted."""
-    seen: set[str] = set()
-    todo = list(modules)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(_empirics_imports(name) - seen)
-    return tuple(sorted(seen))
+    return import_closure(modules, _empirics_imports)
 
 
 @cache

@@ -4,6 +4,8 @@ stages (``Claim.followup``)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -16,8 +18,17 @@ from compare.claims.snell.multihead import (
     RANDOM_SEEDS,
     MultiheadRescuesPermutations,
     head_label,
+    run_label,
 )
-from empirics import CopyTask, LocalExecutor, RunResult, RunSpec, Seq2SeqConfig, build_model
+from empirics import (
+    CopyTask,
+    LocalExecutor,
+    RunResult,
+    RunSpec,
+    Seq2SeqConfig,
+    build_model,
+    train,
+)
 
 TINY = {"hidden": 8, "L": 5, "subset_V": 8, "batch_size": 16, "steps": 40, "eval_every": 10,
         "eval_size": 16, "seeds": 2, "heads": 3, "protocol": "section5", "base_seed": 0,
@@ -68,6 +79,24 @@ def test_head_labels_follow_the_official_rule():
     assert head_label([fake(spec, good), fake(spec, bad)]) is None  # seeds disagree
     assert head_label([fake(spec, mid), fake(spec, mid)]) is None
     assert head_label([fake(spec, good), fake(spec, good, "diverged")]) is None
+
+
+def test_a_classification_run_stops_once_it_is_good():
+    """can_learn returns "good" at the first evaluation above 0.95 (the official loop trains no
+    further): the stopped run is the whole run's prefix and keeps the label and success step."""
+    claim = MultiheadRescuesPermutations()
+    params = {**TINY, "L": 3, "hidden": 32, "steps": 200, "eval_every": 20, "batch_size": 32}
+    stopped = train(claim._candidate(params, 0, 0))
+    whole = train(dataclasses.replace(stopped.spec, stop_when=None))
+    n = len(stopped.eval_steps)
+    assert stopped.eval_steps[-1] < params["steps"]  # it did stop early
+    np.testing.assert_array_equal(stopped.metric("acc"), whole.metric("acc")[:n])
+    assert stopped.metric("acc")[-1] > 0.95 >= stopped.metric("acc")[:-1].max()
+    assert run_label(stopped) == run_label(whole) == "good"
+    assert (stopped.first_step_reaching({"acc": 0.95})
+            == whole.first_step_reaching({"acc": 0.95}))
+    bundles = claim._combos(params, [CANDIDATE_SEEDS], [CANDIDATE_SEEDS + 1 + i for i in range(3)])
+    assert bundles and all(b.stop_when is None for b in bundles)
 
 
 HISTORY = {"good": [0.1, 0.99], "bad": [0.1, 0.2], None: [0.1, 0.7]}
@@ -236,6 +265,16 @@ def test_the_protocol_runs_end_to_end_in_stages(store):
     assert details["groups"]["random"] >= 1  # 4 random heads always make bundles of 3
     assert details["test"]["n"] == [details["heads"]["candidates"], details["groups"]["random"]]
     assert "section5" in outcome.assessment.figures
+    # a single-head run stops at its first evaluation above 0.95 (can_learn's "good"); bundles
+    # train every step
+    for run in (store.get(key) for key in outcome.run_keys):
+        acc = run.metric("acc")
+        if run.spec.model.heads == 1:
+            assert run.spec.stop_when == ("acc", 0.95)
+            assert np.all(acc[:-1] <= 0.95)
+            assert acc[-1] > 0.95 or run.eval_steps[-1] == TINY["steps"]
+        else:
+            assert run.spec.stop_when is None and run.eval_steps[-1] == TINY["steps"]
     again = LocalExecutor(store, workers=1, progress=False)
     assert evaluate(claim, "smoke", again, TINY).run_keys == outcome.run_keys
     assert again.computed == set()

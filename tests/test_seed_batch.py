@@ -91,7 +91,7 @@ def test_a_diverging_seed_leaves_the_others_alone():
         for k, (plain_step, run) in enumerate(zip(plain_steps, plain, strict=True), start=1):
             expected = plain_step([run.next_batch()], [True])[0]
             assert losses[k] == pytest.approx(expected, rel=1e-5)
-    step.sync()  # the synced models compute what the plain ones do (parameters are compared
+    step.sync(live)  # the synced models compute what the plain ones do (parameters are compared
     # through the function they compute: the key bias has no gradient but round-off, which Adam
     # scales up to lr-sized steps in either path)
     for k in (1, 2):
@@ -99,6 +99,21 @@ def test_a_diverging_seed_leaves_the_others_alone():
             got, want = runs[k].model.metrics(runs[k].eval_batch), plain[k - 1].model.metrics(
                 plain[k - 1].eval_batch)
         assert got == pytest.approx(want, rel=1e-4, abs=1e-5)
+
+
+def test_a_stopping_seed_matches_the_plain_loop_and_leaves_the_others_alone():
+    """``stop_when`` in a seed-batched group: each seed stops where its plain run does."""
+    full = train_group([retrieval(s) for s in range(3)], batched=False)
+    acc = full[0].metric("acc_depth0")
+    threshold = float(acc[0] + acc[1]) / 2  # seed 0 crosses it at its first evaluation
+    specs = [retrieval(s, stop_when=("acc_depth0", threshold)) for s in range(3)]
+    plain = train_group(specs, batched=False)
+    batched = train_group(specs, batched=True)
+    # the seeds stop at different steps (or not at all): the group outlives seed 0
+    assert len({len(p.eval_steps) for p in plain}) > 1
+    assert len(plain[0].eval_steps) == 2
+    for p, b in zip(plain, batched, strict=True):
+        assert_close(p, b)
 
 
 def test_diverged_runs_match_the_plain_loop():

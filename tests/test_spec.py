@@ -24,6 +24,14 @@ def test_round_trip_preserves_spec_and_key():
     assert spec.attention_snapshots == (0, 4)
 
 
+def test_stop_when_round_trips_and_is_left_out_when_unset():
+    spec = make_spec(stop_when=["acc", 1])
+    assert spec.stop_when == ("acc", 1.0)
+    assert RunSpec.from_dict(spec.to_dict()) == spec
+    assert "stop_when" not in make_spec().to_dict()  # older specs keep their form and key
+    assert make_spec(stop_when=("acc", 0.5)).key() != make_spec(stop_when=("acc", 0.6)).key()
+
+
 def test_key_is_stable_across_processes():
     spec = make_spec()
     code = ("from empirics import *; print(RunSpec(task=CopyTask('subset', 12, 8), "
@@ -36,6 +44,7 @@ def test_key_is_stable_across_processes():
 @pytest.mark.parametrize("change", [
     {"seed": 4}, {"steps": 6}, {"optimizer": Adam(lr=2e-3)}, {"task": CopyTask("subset", 13, 8)},
     {"model": Seq2SeqConfig(hidden=16, attention="uniform")}, {"dtype": "float64"},
+    {"stop_when": ("acc", 0.95)},
 ])
 def test_every_field_enters_the_key(change):
     assert make_spec(**change).key() != make_spec().key()
@@ -62,6 +71,11 @@ def test_eval_steps_cover_start_end_and_snapshots():
     ({"dtype": "float16"}, "dtype"),
     ({"device": "tpu"}, "device"),
     ({"attention_snapshots": (99,)}, "attention_snapshots"),
+    ({"stop_when": ("acc",)}, "stop_when"),
+    ({"stop_when": ("", 0.5)}, "stop_when"),
+    ({"stop_when": ("acc", float("nan"))}, "stop_when"),
+    ({"stop_when": ("acc", True)}, "stop_when"),
+    ({"stop_when": 0.95}, "stop_when"),
 ])
 def test_invalid_run_fields_name_the_field(kwargs, field):
     with pytest.raises(ValueError, match=f"^{field} must be"):

@@ -109,3 +109,29 @@ def test_non_finite_loss_marks_the_run_diverged():
     assert r.status == "diverged" and r.diverged
     assert r.train_loss.shape == (6,) and np.isnan(r.train_loss[-1])
     np.testing.assert_array_equal(r.eval_steps, [0, 4])
+
+
+def test_stop_when_ends_the_run_at_the_first_evaluation_over_the_threshold():
+    """A stopped run is the full run's prefix up to the first evaluation whose metric exceeds
+    the threshold (strictly), and trains no further."""
+    full = train(small_spec(steps=24, attention_snapshots=()))
+    acc = full.metric("acc")
+    threshold = float((acc[1] + acc[2]) / 2)  # crossed between the second and third evaluation
+    assert acc[1] < threshold < acc.max()
+    first = int(np.flatnonzero(acc > threshold)[0])
+    stopped = train(small_spec(steps=24, attention_snapshots=(), stop_when=("acc", threshold)))
+    assert stopped.status == "ok"
+    step = int(full.eval_steps[first])
+    np.testing.assert_array_equal(stopped.eval_steps, full.eval_steps[:first + 1])
+    np.testing.assert_array_equal(stopped.train_loss, full.train_loss[:step])
+    for name, values in full.metrics.items():
+        np.testing.assert_array_equal(stopped.metric(name), values[:first + 1], err_msg=name)
+    # at exactly the reached value (not above it) the run goes on to the end
+    exact = train(small_spec(steps=24, attention_snapshots=(),
+                             stop_when=("acc", float(acc.max()))))
+    np.testing.assert_array_equal(exact.eval_steps, full.eval_steps)
+
+
+def test_stop_when_names_a_metric_the_model_reports():
+    with pytest.raises(KeyError, match=r"'accuracy'.*available: .*acc"):
+        train(small_spec(stop_when=("accuracy", 0.5)))
