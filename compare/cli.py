@@ -463,6 +463,27 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
             else:
                 sys.stdout.write(text)
+        elif args.action == "pack":
+            try:
+                count = store.pack(args.file, args.keys or None)
+            except KeyError as exc:
+                raise UserError(f"no run {exc.args[0]!r} in {store.root} (see 'attnverify runs "
+                                f"list')") from None
+            except OSError as exc:
+                if exc.errno in DISK_ERRORS:
+                    raise
+                raise UserError(f"cannot write {args.file}: {exc.strerror}") from None
+            size = Path(args.file).stat().st_size / 2**20
+            print(f"packed {count} runs from {store.root} into {args.file} ({size:.1f} MiB)",
+                  file=sys.stderr)
+        elif args.action == "unpack":
+            if not Path(args.file).is_file():
+                raise UserError(f"no archive {args.file!r}")
+            done = store.unpack(args.file)
+            print(f"imported {done.imported} runs into {store.root}; {done.present} were there "
+                  f"already" + (f"; {done.stale} made by other code left out (their specs have "
+                                f"other keys with this code: they would never be read)"
+                                if done.stale else ""), file=sys.stderr)
         elif args.action == "rm":
             if not store.remove(args.key):
                 raise UserError(f"no run {args.key!r} in {store.root}")
@@ -472,7 +493,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             print(f"removed {removed} stale runs from {store.root}", file=sys.stderr)
         elif args.action == "clear":
             print(f"removed {store.clear()} runs from {store.root}", file=sys.stderr)
-    except ValueError as exc:  # a malformed run key
+    except ValueError as exc:  # a malformed run key, an archive that is not one
         raise UserError(str(exc)) from None
     return 0
 
@@ -590,7 +611,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "parameters a user may override, whether it trains, and the space "
                         "falsify searches (JSON)")
 
-    p = sub.add_parser("runs", parents=[common], help="list, show, export or remove cached runs")
+    p = sub.add_parser("runs", parents=[common],
+                       help="list, show, export, pack, unpack or remove cached runs")
     runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     _add_run = runs.add_parser
     runs.add_parser = lambda name, **kw: _add_run(name, allow_abbrev=False, **kw)  # type: ignore
@@ -601,6 +623,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("keys", nargs="*", help="run keys (default: all)")
     e.add_argument("--format", choices=("csv", "json"), default="csv")
     e.add_argument("--out", help="file (default: stdout)")
+    k = runs.add_parser("pack", parents=[common],
+                        help="write runs into an archive, to move them to another machine")
+    k.add_argument("file", help="the archive to write (a gzipped tar)")
+    k.add_argument("keys", nargs="*", help="run keys (default: every current run)")
+    runs.add_parser("unpack", parents=[common],
+                    help="import the runs of an archive made by 'runs pack' (each checked)"
+                    ).add_argument("file", help="the archive")
     runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
     runs.add_parser("clear", parents=[common], help="remove every cached run").add_argument(
         "--stale", action="store_true",

@@ -8,6 +8,11 @@ Writes are atomic: an entry is assembled in ``ROOT/tmp/`` and published with one
 directory, so a killed writer leaves at most an unpublished temporary directory, and of two
 concurrent writers of the same key one publishes and the other discards its identical copy.
 Every lookup logs one line: cached, or missing and about to be computed.
+
+Runs move between machines as archives (:meth:`RunStore.pack`, :meth:`RunStore.unpack`): a
+gzipped tar of entries in the same layout, checked entry by entry on both sides, so that runs
+trained on a cluster, or in an earlier session on another machine, are reused wherever the same
+code computes the same keys.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ import logging
 import os
 import re
 import shutil
+import tarfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +42,8 @@ from empirics.spec import RunSpec
 SCHEMA_VERSION = 1
 KEY_PATTERN = re.compile(r"[0-9a-f]{24}")
 ENV_VAR = "ATTNVERIFY_CACHE"
+ENTRY_FILES = ("meta.json", "arrays.npz")
+ARCHIVE_MEMBER = re.compile(r"runs/([0-9a-f]{2})/([0-9a-f]{24})/(meta\.json|arrays\.npz)")
 log = logging.getLogger("attnverify.store")
 
 
@@ -53,6 +62,7 @@ class CorruptEntryError(Exception):
         super().__init__(f"corrupt cache entry {path}: {reason}; remove it with "
                          f"'attnverify runs rm {path.name}' and run again")
         self.path = path
+        self.reason = reason
 
 
 def _fsync_write(path: Path, data: bytes) -> None:
@@ -60,6 +70,17 @@ def _fsync_write(path: Path, data: bytes) -> None:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """What :meth:`RunStore.unpack` did with an archive's runs."""
+
+    imported: int
+    present: int
+    """Already in the store (left as they are)."""
+    stale: int
+    """Made by other code (their specs hash to other keys here): never read, so left out."""
 
 
 class RunStore:
@@ -87,13 +108,18 @@ class RunStore:
         arrays = buffer.getvalue()
         meta = {"schema": SCHEMA_VERSION, "arrays_sha256": hashlib.sha256(arrays).hexdigest(),
                 **result.metadata()}
+        return self._publish(key, arrays, json.dumps(meta, indent=1).encode())
+
+    def _publish(self, key: str, arrays: bytes, meta: bytes) -> Path:
+        """Write an entry's two files into tmp/ and publish the directory with one rename."""
+        final = self._entry(key)
         tmp_root = self.root / "tmp"
         tmp_root.mkdir(parents=True, exist_ok=True)
         tmp = tmp_root / f"{key}.{os.getpid()}.{uuid.uuid4().hex}"
         tmp.mkdir()
         try:
             _fsync_write(tmp / "arrays.npz", arrays)
-            _fsync_write(tmp / "meta.json", json.dumps(meta, indent=1).encode())
+            _fsync_write(tmp / "meta.json", meta)
             final.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.rename(tmp, final)  # atomic publication of the whole directory
@@ -116,6 +142,12 @@ class RunStore:
             raw = (entry / "arrays.npz").read_bytes()
         except OSError as exc:
             raise CorruptEntryError(entry, f"arrays unreadable ({exc.strerror})") from None
+        return self._decode(entry, meta, raw)
+
+    @staticmethod
+    def _decode(entry: Path, meta: dict[str, Any], raw: bytes) -> RunResult:
+        """The result of an entry's checked metadata and its arrays file's bytes;
+        CorruptEntryError when the checksum or the content is wrong."""
         if hashlib.sha256(raw).hexdigest() != meta.get("arrays_sha256"):
             raise CorruptEntryError(entry, "arrays checksum mismatch")
         try:
@@ -127,8 +159,17 @@ class RunStore:
 
     def _read_meta(self, entry: Path) -> dict[str, Any]:
         try:
-            meta = json.loads((entry / "meta.json").read_text())
-        except (OSError, ValueError) as exc:
+            text = (entry / "meta.json").read_bytes()
+        except OSError as exc:
+            raise CorruptEntryError(entry, f"metadata unreadable ({exc})") from None
+        return self._parse_meta(entry, text)
+
+    @staticmethod
+    def _parse_meta(entry: Path, text: bytes) -> dict[str, Any]:
+        """An entry's metadata, checked: JSON, this schema, the key of its directory."""
+        try:
+            meta = json.loads(text)
+        except ValueError as exc:
             raise CorruptEntryError(entry, f"metadata unreadable ({exc})") from None
         if not isinstance(meta, dict) or meta.get("schema") != SCHEMA_VERSION:
             raise CorruptEntryError(entry, f"schema version is not {SCHEMA_VERSION}")
@@ -208,3 +249,77 @@ class RunStore:
         """Remove every entry; returns how many were removed. Writes in progress (in tmp/)
         are left alone."""
         return sum(self.remove(key) for key in list(self.keys()))
+
+    # -- archives: moving runs between machines ----------------------------------------------
+    def pack(self, path: Path | str, keys: Iterable[str] | None = None) -> int:
+        """Write entries into a gzipped tar at ``path`` (atomically) and return how many:
+        ``keys``, or every current entry (stale ones are never read, so not worth moving).
+        Each entry is checked first: a damaged one raises CorruptEntryError, a missing key
+        KeyError, and nothing is written."""
+        keys = [k for k in self.keys() if self.is_current(k)] if keys is None else list(keys)
+        members: list[tuple[str, bytes]] = []
+        for key in dict.fromkeys(keys):
+            entry = self._entry(key)
+            if not entry.exists():
+                raise KeyError(key)
+            files = {}
+            for name in ENTRY_FILES:
+                try:
+                    files[name] = (entry / name).read_bytes()
+                except OSError as exc:
+                    raise CorruptEntryError(entry, f"{name} unreadable ({exc.strerror})") from None
+            self._decode(entry, self._parse_meta(entry, files["meta.json"]), files["arrays.npz"])
+            members += [(f"runs/{key[:2]}/{key}/{name}", files[name]) for name in ENTRY_FILES]
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
+        try:
+            with tarfile.open(tmp, "w:gz") as tar:
+                for name, data in members:
+                    info = tarfile.TarInfo(name)
+                    info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+                    tar.addfile(info, io.BytesIO(data))
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)
+        return len(members) // len(ENTRY_FILES)
+
+    def unpack(self, path: Path | str) -> Unpacked:
+        """Import the runs of an archive made by :meth:`pack`. All or nothing: every entry is
+        checked (layout, schema, checksum, readable arrays) before any is published, and a
+        bad archive raises ValueError naming what is wrong. Entries already stored are kept;
+        stale ones (made by other code) are left out."""
+        path = Path(path)
+        files: dict[str, dict[str, bytes]] = {}
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for member in tar:
+                    match = ARCHIVE_MEMBER.fullmatch(member.name)
+                    if not (member.isfile() and match and match[2].startswith(match[1])):
+                        raise ValueError(f"{path}: unexpected member {member.name!r}: not a run "
+                                         f"archive (made by 'attnverify runs pack')")
+                    data = tar.extractfile(member)
+                    files.setdefault(match[2], {})[match[3]] = data.read() if data else b""
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise ValueError(f"{path}: not a readable run archive ({exc})") from None
+        checked: dict[str, tuple[bytes, bytes, bool]] = {}
+        for key, parts in files.items():
+            place = path / key
+            try:
+                if set(parts) != set(ENTRY_FILES):
+                    raise CorruptEntryError(place, "an entry file is missing")
+                meta = self._parse_meta(place, parts["meta.json"])
+                result = self._decode(place, meta, parts["arrays.npz"])
+            except CorruptEntryError as exc:
+                raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing was "
+                                 f"imported") from None
+            checked[key] = (parts["arrays.npz"], parts["meta.json"], result.spec.key() == key)
+        present = stale = 0
+        for key, (arrays, meta, current) in checked.items():
+            if not current:
+                stale += 1
+            elif self.has(key):
+                present += 1
+            else:
+                self._publish(key, arrays, meta)
+        return Unpacked(imported=len(checked) - present - stale, present=present, stale=stale)

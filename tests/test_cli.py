@@ -120,6 +120,32 @@ def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp
     assert list(store.keys()) == [current]
 
 
+def test_runs_pack_and_unpack(capsys, tmp_path):
+    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+
+    store = RunStore(tmp_path / "a")
+    spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
+                   batch_size=2, eval_size=2)
+    store.put(train(spec))
+    archive = str(tmp_path / "runs.tar.gz")
+    code, _, err = run(capsys, "runs", "pack", archive, "--cache", str(store.root))
+    assert code == 0 and "packed 1 runs" in err
+    code, _, err = run(capsys, "runs", "unpack", archive, "--cache", str(tmp_path / "b"))
+    assert code == 0 and "imported 1 runs" in err and "0 were there already" in err
+    assert RunStore(tmp_path / "b").get(spec.key()) is not None
+    # user errors: one line, exit 2
+    for argv, message in ((["unpack", str(tmp_path / "none.tar.gz")], "no archive"),
+                          (["unpack", str(tmp_path / "a" / "runs")], "no archive"),
+                          (["pack", archive, "0" * 24], "no run"),
+                          (["pack", str(tmp_path / "no" / "x.tar.gz")], "cannot write")):
+        code, _, err = run(capsys, "runs", *argv, "--cache", str(store.root))
+        assert code == 2 and message in err and err.count("\n") == 1, argv
+    (tmp_path / "junk.tar.gz").write_text("junk")
+    code, _, err = run(capsys, "runs", "unpack", str(tmp_path / "junk.tar.gz"), "--cache",
+                       str(tmp_path / "b"))
+    assert code == 2 and "not a readable run archive" in err and err.count("\n") == 1
+
+
 def test_claims_lists_every_claim(capsys):
     code, out, _ = run(capsys, "claims")
     assert code == 0

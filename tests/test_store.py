@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from empirics import CopyTask, CorruptEntryError, RunSpec, RunStore, Seq2SeqConfig, train
+from empirics.store import Unpacked
 
 
 def tiny_spec(seed: int = 0) -> RunSpec:
@@ -173,3 +174,101 @@ def test_a_pickled_payload_with_a_valid_checksum_is_never_executed(store, tmp_pa
     with pytest.raises(CorruptEntryError, match="unreadable content"):
         store.get(result.key)
     assert not marker.exists()
+
+
+# -- archives: moving runs between machines --------------------------------------------------
+def _tar(path: Path, members: dict[str, bytes]) -> None:
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    import tarfile
+
+    with tarfile.open(path, "r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar}
+
+
+def test_an_archive_moves_runs_to_another_store(store, tmp_path):
+    results = [train(tiny_spec(seed)) for seed in (0, 1)]
+    for result in results:
+        store.put(result)
+    archive = tmp_path / "runs.tar.gz"
+    assert store.pack(archive) == 2
+    other = RunStore(tmp_path / "other")
+    assert other.unpack(archive) == Unpacked(imported=2, present=0, stale=0)
+    for result in results:
+        assert_same(other.get(result.key), result)
+        # byte for byte: the entry is moved, not re-serialised
+        for name in ("meta.json", "arrays.npz"):
+            assert ((other.root / "runs" / result.key[:2] / result.key / name).read_bytes()
+                    == (store.root / "runs" / result.key[:2] / result.key / name).read_bytes())
+    assert other.unpack(archive) == Unpacked(imported=0, present=2, stale=0)
+    assert store.pack(tmp_path / "one.tar.gz", [results[1].key]) == 1
+    assert RunStore(tmp_path / "third").unpack(tmp_path / "one.tar.gz").imported == 1
+
+
+def test_packing_checks_every_entry_first(store, tmp_path):
+    entry = store.put(train(tiny_spec()))
+    with pytest.raises(KeyError):
+        store.pack(tmp_path / "a.tar.gz", ["0" * 24])
+    (entry / "arrays.npz").write_bytes(b"garbage")
+    with pytest.raises(CorruptEntryError, match="checksum"):
+        store.pack(tmp_path / "a.tar.gz")
+    assert not list(tmp_path.glob("*a.tar.gz*"))  # nothing written, no temporary left
+
+
+@pytest.mark.parametrize("damage", ["arrays", "missing_meta", "traversal", "key_dir"])
+def test_a_bad_archive_imports_nothing(store, tmp_path, damage):
+    good, other = train(tiny_spec(0)), train(tiny_spec(1))
+    store.put(good)
+    store.put(other)
+    archive = tmp_path / "runs.tar.gz"
+    store.pack(archive)
+    members = _members(archive)
+    name = f"runs/{good.key[:2]}/{good.key}/"
+    if damage == "arrays":
+        members[name + "arrays.npz"] = members[name + "arrays.npz"][:-7] + b"garbage"
+        expected = "arrays checksum mismatch"
+    elif damage == "missing_meta":
+        del members[name + "meta.json"]
+        expected = "an entry file is missing"
+    elif damage == "traversal":
+        members["../evil.py"] = b"print('hi')"
+        expected = "unexpected member"
+    else:  # an entry under a directory that is not its key
+        wrong = "f" * 24
+        members[f"runs/ff/{wrong}/meta.json"] = members.pop(name + "meta.json")
+        members[f"runs/ff/{wrong}/arrays.npz"] = members.pop(name + "arrays.npz")
+        expected = "key does not match its directory"
+    _tar(archive, members)
+    target = RunStore(tmp_path / "other")
+    with pytest.raises(ValueError, match=expected):
+        target.unpack(archive)
+    assert list(target.keys()) == []  # all or nothing: the sound run was not imported either
+    assert not (tmp_path / "evil.py").exists()
+
+
+def test_stale_runs_are_left_out_of_an_import(store, tmp_path):
+    """An entry made by other code (its spec hashes to another key here) is never read, so it
+    is not imported; the archive itself is sound."""
+    old, current = train(tiny_spec(0)), train(tiny_spec(1))
+    for result in (old, current):
+        store.put(result)
+    archive = tmp_path / "runs.tar.gz"
+    store.pack(archive)
+    members = _members(archive)
+    name = f"runs/{old.key[:2]}/{old.key}/meta.json"
+    meta = json.loads(members[name])
+    meta["spec"]["steps"] += 1  # as if the code that made it had hashed this spec to old.key
+    members[name] = json.dumps(meta).encode()
+    _tar(archive, members)
+    target = RunStore(tmp_path / "other")
+    assert target.unpack(archive) == Unpacked(imported=1, present=0, stale=1)
+    assert list(target.keys()) == [current.key]
