@@ -429,6 +429,8 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 # -- runs -----------------------------------------------------------------------------------
 def _cmd_runs(args: argparse.Namespace) -> int:
+    from empirics.archive import pack, unpack
+
     store = _store(args)
     try:
         if args.action == "list":
@@ -441,7 +443,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 stale += not current
                 print(f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
                       f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
-                      f"steps={spec['steps']}" + ("" if current else "  (stale)"))
+                      f"steps={spec['steps']}"
+                      + (" (stops once {} > {})".format(*spec["stop_when"])
+                         if spec.get("stop_when") else "")
+                      + ("" if current else "  (stale)"))
             print(f"{len(keys)} runs in {store.root}" + (
                 f"; {stale} stale (made by other code, never read again; 'attnverify runs "
                 f"clear --stale' removes them)" if stale else ""), file=sys.stderr)
@@ -465,7 +470,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 sys.stdout.write(text)
         elif args.action == "pack":
             try:
-                count = store.pack(args.file, args.keys or None)
+                done = pack(store, args.file, args.keys or None)
             except KeyError as exc:
                 raise UserError(f"no run {exc.args[0]!r} in {store.root} (see 'attnverify runs "
                                 f"list')") from None
@@ -474,12 +479,18 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                     raise
                 raise UserError(f"cannot write {args.file}: {exc.strerror}") from None
             size = Path(args.file).stat().st_size / 2**20
-            print(f"packed {count} runs from {store.root} into {args.file} ({size:.1f} MiB)",
-                  file=sys.stderr)
+            print(f"packed {done.packed} runs from {store.root} into {args.file} ({size:.1f} "
+                  f"MiB)" + (f"; {done.stale} made by other code left out (never read again)"
+                             if done.stale else ""), file=sys.stderr)
         elif args.action == "unpack":
             if not Path(args.file).is_file():
                 raise UserError(f"no archive {args.file!r}")
-            done = store.unpack(args.file)
+            try:
+                done = unpack(store, args.file)
+            except OSError as exc:
+                if exc.errno in DISK_ERRORS:
+                    raise
+                raise UserError(f"cannot write to {store.root}: {exc.strerror}") from None
             print(f"imported {done.imported} runs into {store.root}; {done.present} were there "
                   f"already" + (f"; {done.stale} made by other code left out (their specs have "
                                 f"other keys with this code: they would never be read)"

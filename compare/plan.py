@@ -50,7 +50,9 @@ flagged estimate."""
 
 def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
     """Model kind -> {cost: median measured seconds per unit of ``RunSpec.cost_estimate``} over
-    the stored runs (unreadable entries are skipped)."""
+    the stored runs (unreadable entries are skipped, and so are runs with ``stop_when``: they
+    may have trained fewer steps than their cost counts, so their speed would read too high;
+    an estimate for such a run is the time of the whole run, an upper bound)."""
     rates: dict[str, dict[float, list[float]]] = {}
     for key in store.keys():  # noqa: SIM118 (a store, not a dict)
         try:
@@ -59,7 +61,7 @@ def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
             seconds = float(meta["wall_time_s"])
         except (CorruptEntryError, KeyError, ValueError, TypeError):  # says nothing of speed
             continue
-        if seconds > 0:
+        if seconds > 0 and spec.stop_when is None:
             cost = spec.cost_estimate()
             rates.setdefault(spec.model.kind, {}).setdefault(cost, []).append(seconds / cost)
     return {kind: {cost: statistics.median(values) for cost, values in by_cost.items()}

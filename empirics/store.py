@@ -8,11 +8,7 @@ Writes are atomic: an entry is assembled in ``ROOT/tmp/`` and published with one
 directory, so a killed writer leaves at most an unpublished temporary directory, and of two
 concurrent writers of the same key one publishes and the other discards its identical copy.
 Every lookup logs one line: cached, or missing and about to be computed.
-
-Runs move between machines as archives (:meth:`RunStore.pack`, :meth:`RunStore.unpack`): a
-gzipped tar of entries in the same layout, checked entry by entry on both sides, so that runs
-trained on a cluster, or in an earlier session on another machine, are reused wherever the same
-code computes the same keys.
+Runs move between machines as archives of entries (:mod:`empirics.archive`).
 """
 
 from __future__ import annotations
@@ -26,11 +22,9 @@ import logging
 import os
 import re
 import shutil
-import tarfile
 import time
 import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +37,6 @@ SCHEMA_VERSION = 1
 KEY_PATTERN = re.compile(r"[0-9a-f]{24}")
 ENV_VAR = "ATTNVERIFY_CACHE"
 ENTRY_FILES = ("meta.json", "arrays.npz")
-ARCHIVE_MEMBER = re.compile(r"runs/([0-9a-f]{2})/([0-9a-f]{24})/(meta\.json|arrays\.npz)")
 log = logging.getLogger("attnverify.store")
 
 
@@ -72,17 +65,6 @@ def _fsync_write(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-@dataclass(frozen=True)
-class Unpacked:
-    """What :meth:`RunStore.unpack` did with an archive's runs."""
-
-    imported: int
-    present: int
-    """Already in the store (left as they are)."""
-    stale: int
-    """Made by other code (their specs hash to other keys here): never read, so left out."""
-
-
 class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
@@ -108,11 +90,15 @@ class RunStore:
         arrays = buffer.getvalue()
         meta = {"schema": SCHEMA_VERSION, "arrays_sha256": hashlib.sha256(arrays).hexdigest(),
                 **result.metadata()}
-        return self._publish(key, arrays, json.dumps(meta, indent=1).encode())
+        return self.publish_files(key, arrays, json.dumps(meta, indent=1).encode())
 
-    def _publish(self, key: str, arrays: bytes, meta: bytes) -> Path:
-        """Write an entry's two files into tmp/ and publish the directory with one rename."""
+    def publish_files(self, key: str, arrays: bytes, meta: bytes) -> Path:
+        """Publish an entry from its two files' bytes (``put``, and an archive's import,
+        which checks them first with :meth:`check_files`): written into tmp/, then the
+        directory published with one rename; a no-op when the key is already stored."""
         final = self._entry(key)
+        if final.exists():
+            return final
         tmp_root = self.root / "tmp"
         tmp_root.mkdir(parents=True, exist_ok=True)
         tmp = tmp_root / f"{key}.{os.getpid()}.{uuid.uuid4().hex}"
@@ -143,6 +129,30 @@ class RunStore:
         except OSError as exc:
             raise CorruptEntryError(entry, f"arrays unreadable ({exc.strerror})") from None
         return self._decode(entry, meta, raw)
+
+    def entry_files(self, key: str) -> dict[str, bytes]:
+        """The stored bytes of ``key``'s two files, checked as ``get`` checks them (KeyError
+        when absent, CorruptEntryError when damaged)."""
+        entry = self._entry(key)
+        if not entry.exists():
+            raise KeyError(key)
+        files = {}
+        for name in ENTRY_FILES:
+            try:
+                files[name] = (entry / name).read_bytes()
+            except OSError as exc:
+                raise CorruptEntryError(entry, f"{name} unreadable ({exc.strerror})") from None
+        self.check_files(entry, files)
+        return files
+
+    @classmethod
+    def check_files(cls, entry: Path, files: dict[str, bytes]) -> RunResult:
+        """The result an entry's two files hold, named ``entry`` in errors: CorruptEntryError
+        unless both are there and the metadata, the checksum and the arrays are sound."""
+        if set(files) != set(ENTRY_FILES):
+            raise CorruptEntryError(entry, "an entry file is missing")
+        meta = cls._parse_meta(entry, files["meta.json"])
+        return cls._decode(entry, meta, files["arrays.npz"])
 
     @staticmethod
     def _decode(entry: Path, meta: dict[str, Any], raw: bytes) -> RunResult:
@@ -249,77 +259,3 @@ class RunStore:
         """Remove every entry; returns how many were removed. Writes in progress (in tmp/)
         are left alone."""
         return sum(self.remove(key) for key in list(self.keys()))
-
-    # -- archives: moving runs between machines ----------------------------------------------
-    def pack(self, path: Path | str, keys: Iterable[str] | None = None) -> int:
-        """Write entries into a gzipped tar at ``path`` (atomically) and return how many:
-        ``keys``, or every current entry (stale ones are never read, so not worth moving).
-        Each entry is checked first: a damaged one raises CorruptEntryError, a missing key
-        KeyError, and nothing is written."""
-        keys = [k for k in self.keys() if self.is_current(k)] if keys is None else list(keys)
-        members: list[tuple[str, bytes]] = []
-        for key in dict.fromkeys(keys):
-            entry = self._entry(key)
-            if not entry.exists():
-                raise KeyError(key)
-            files = {}
-            for name in ENTRY_FILES:
-                try:
-                    files[name] = (entry / name).read_bytes()
-                except OSError as exc:
-                    raise CorruptEntryError(entry, f"{name} unreadable ({exc.strerror})") from None
-            self._decode(entry, self._parse_meta(entry, files["meta.json"]), files["arrays.npz"])
-            members += [(f"runs/{key[:2]}/{key}/{name}", files[name]) for name in ENTRY_FILES]
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
-        try:
-            with tarfile.open(tmp, "w:gz") as tar:
-                for name, data in members:
-                    info = tarfile.TarInfo(name)
-                    info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-                    tar.addfile(info, io.BytesIO(data))
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
-        return len(members) // len(ENTRY_FILES)
-
-    def unpack(self, path: Path | str) -> Unpacked:
-        """Import the runs of an archive made by :meth:`pack`. All or nothing: every entry is
-        checked (layout, schema, checksum, readable arrays) before any is published, and a
-        bad archive raises ValueError naming what is wrong. Entries already stored are kept;
-        stale ones (made by other code) are left out."""
-        path = Path(path)
-        files: dict[str, dict[str, bytes]] = {}
-        try:
-            with tarfile.open(path, "r:gz") as tar:
-                for member in tar:
-                    match = ARCHIVE_MEMBER.fullmatch(member.name)
-                    if not (member.isfile() and match and match[2].startswith(match[1])):
-                        raise ValueError(f"{path}: unexpected member {member.name!r}: not a run "
-                                         f"archive (made by 'attnverify runs pack')")
-                    data = tar.extractfile(member)
-                    files.setdefault(match[2], {})[match[3]] = data.read() if data else b""
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise ValueError(f"{path}: not a readable run archive ({exc})") from None
-        checked: dict[str, tuple[bytes, bytes, bool]] = {}
-        for key, parts in files.items():
-            place = path / key
-            try:
-                if set(parts) != set(ENTRY_FILES):
-                    raise CorruptEntryError(place, "an entry file is missing")
-                meta = self._parse_meta(place, parts["meta.json"])
-                result = self._decode(place, meta, parts["arrays.npz"])
-            except CorruptEntryError as exc:
-                raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing was "
-                                 f"imported") from None
-            checked[key] = (parts["arrays.npz"], parts["meta.json"], result.spec.key() == key)
-        present = stale = 0
-        for key, (arrays, meta, current) in checked.items():
-            if not current:
-                stale += 1
-            elif self.has(key):
-                present += 1
-            else:
-                self._publish(key, arrays, meta)
-        return Unpacked(imported=len(checked) - present - stale, present=present, stale=stale)

@@ -81,6 +81,16 @@ def test_head_labels_follow_the_official_rule():
     assert head_label([fake(spec, good), fake(spec, good, "diverged")]) is None
 
 
+def test_labels_read_the_evaluations_of_the_official_loop():
+    """can_learn sees the evaluations before the last step (0, 10, ..., 190 of 200): our extra
+    evaluation at the last step neither makes a head good nor decides "bad"."""
+    spec = MultiheadRescuesPermutations().specs(TINY)[0]  # 40 steps: evaluations 0..40
+    assert run_label(fake(spec, [0.1, 0.5, 0.7, 0.9, 0.99])) is None  # > 0.95 only at 40
+    assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.5, 0.7])) == "bad"  # 0.5 at step 30
+    assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.7, 0.5])) is None
+    assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.97, 0.9])) == "good"
+
+
 def test_a_classification_run_stops_once_it_is_good():
     """can_learn returns "good" at the first evaluation above 0.95 (the official loop trains no
     further): the stopped run is the whole run's prefix and keeps the label and success step."""

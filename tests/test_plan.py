@@ -34,3 +34,22 @@ def test_far_from_every_measurement_is_flagged_and_unmeasured_families_are_count
 def test_durations_read_naturally():
     assert [duration(s) for s in (42, 720, 12_240)] == ["42 s", "12 min", "3.4 h"]
     assert Estimate().text() == "0 s"
+
+
+def test_runs_that_may_stop_early_are_not_measured(store):
+    """A run with ``stop_when`` may train fewer steps than its cost counts: its speed would
+    read too high, so only whole runs give rates."""
+    import dataclasses
+
+    import numpy as np
+
+    from compare.plan import measured_rates
+    from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
+
+    whole = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=10)
+    stopping = dataclasses.replace(whole, stop_when=("acc", 0.5))
+    for s, seconds in ((whole, 10.0), (stopping, 1.0)):
+        store.put(RunResult(spec=s, status="ok", eval_steps=np.arange(2), wall_time_s=seconds,
+                            metrics={"acc": np.array([0.1, 0.6])}, train_loss=np.zeros(1)))
+    rates = measured_rates(store)
+    assert rates == {"snell_seq2seq": {whole.cost_estimate(): 10.0 / whole.cost_estimate()}}

@@ -132,6 +132,13 @@ def test_stop_when_ends_the_run_at_the_first_evaluation_over_the_threshold():
     np.testing.assert_array_equal(exact.eval_steps, full.eval_steps)
 
 
+def test_stop_when_met_at_initialisation_trains_nothing():
+    r = train(small_spec(stop_when=("acc", -1.0)))
+    assert r.status == "ok"
+    np.testing.assert_array_equal(r.eval_steps, [0])
+    assert r.train_loss.shape == (0,) and set(r.attention) == {0}  # no snapshot at 12
+
+
 def test_stop_when_names_a_metric_the_model_reports():
     with pytest.raises(KeyError, match=r"'accuracy'.*available: .*acc"):
         train(small_spec(stop_when=("accuracy", 0.5)))

@@ -79,10 +79,12 @@ of each kind)."""
 def run_label(run: RunResult) -> str | None:
     """One single-head run's ``can_learn`` (§5): 'good' when token accuracy exceeds 0.95 at an
     evaluation, 'bad' when the last evaluation is below 0.6, else None (a diverged run is
-    neither)."""
+    neither). The evaluations are those of the official loop, before the last step (0, 10,
+    ..., 190 of 200 steps): ours adds one after the last step, which ``can_learn`` never sees."""
     if run.diverged:
         return None
-    acc = run.metric("acc")
+    official = run.eval_steps < run.spec.steps
+    acc = run.metric("acc")[official] if official.any() else run.metric("acc")
     if float(acc.max()) > GOOD_ACC:
         return "good"
     return "bad" if float(acc[-1]) < BAD_ACC else None
@@ -173,10 +175,12 @@ class MultiheadRescuesPermutations(Claim):
 
     def _candidate(self, params: dict[str, Any], i: int, seed: int) -> RunSpec:
         """Candidate i's single-head run with data seed ``seed``. It stops at the first
-        evaluation above 0.95, as ``can_learn`` returns "good" there: the label, and the step
-        of success that the decision reads off these runs, are what the whole run would give
-        (the official loop stops too; a "bad" label needs the last evaluation, which a run
-        that never passes 0.95 reaches)."""
+        evaluation above 0.95, as the official loop does when ``can_learn`` returns "good"
+        there: the label is ``can_learn``'s and the step of success that the decision reads
+        off these runs is the whole run's (a "bad" label needs the last evaluation, which a
+        run that never passes 0.95 reaches). One difference from training every step, the
+        official loop's too: a run that would diverge after passing 0.95 is good, not
+        diverged."""
         spec = self._spec(params, seed, 1, (CANDIDATE_SEEDS + i,), base=True)
         return replace(spec, stop_when=("acc", GOOD_ACC))
 
@@ -306,7 +310,8 @@ class MultiheadRescuesPermutations(Claim):
         counts = self._head_counts(states, kept_good, kept_bad)
         note = (f" Heads: {counts['candidates']} candidates drawn, classified lazily with up "
                 f"to {params['classify_seeds']} data seeds ({counts['single_head_runs']} "
-                f"single-head runs): {counts['good']} good and {counts['bad']} bad kept "
+                f"single-head runs, each stopped at its first evaluation above 0.95, as "
+                f"the official can_learn): {counts['good']} good and {counts['bad']} bad kept "
                 f"(the first {params['needed']} of each, in order), {counts['discarded']} "
                 f"discarded, {counts['not_needed']} agreeing so far but not needed.")
         if rescue is not None:
