@@ -18,6 +18,7 @@ from compare.claims.snell.multihead import (
     RANDOM_SEEDS,
     MultiheadRescuesPermutations,
     head_label,
+    official_success_steps,
     run_label,
 )
 from empirics import (
@@ -89,6 +90,15 @@ def test_labels_read_the_evaluations_of_the_official_loop():
     assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.5, 0.7])) == "bad"  # 0.5 at step 30
     assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.7, 0.5])) is None
     assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.97, 0.9])) == "good"
+
+
+def test_section5_success_is_above_095_by_the_official_last_evaluation():
+    """§5 counts "acc > 0.95 by step 190" (of 200): strictly above, and not at our extra
+    evaluation after the last step."""
+    spec = MultiheadRescuesPermutations().specs(TINY)[0]  # 40 steps: evaluations 0..40
+    runs = [fake(spec, [0.1, 0.5, 0.95, 0.99, 0.99]), fake(spec, [0.1, 0.5, 0.9, 0.9, 0.99]),
+            fake(spec, [0.1, 0.96, 0.99, 0.99, 0.99], "diverged")]
+    assert official_success_steps(runs) == [30, None, None]
 
 
 def test_a_classification_run_stops_once_it_is_good():
