@@ -444,7 +444,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 print(f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
                       f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
                       f"steps={spec['steps']}"
-                      + (" (stops once {} > {})".format(*spec["stop_when"])
+                      + (f" (stops once {spec['stop_when'][0]} > {spec['stop_when'][1]})"
                          if spec.get("stop_when") else "")
                       + ("" if current else "  (stale)"))
             print(f"{len(keys)} runs in {store.root}" + (
@@ -490,7 +490,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             except OSError as exc:
                 if exc.errno in DISK_ERRORS:
                     raise
-                raise UserError(f"cannot write to {store.root}: {exc.strerror}") from None
+                raise UserError(f"cannot write to {store.root}: {exc.strerror} (the runs "
+                                f"imported before stay; unpack again to complete)") from None
             print(f"imported {done.imported} runs into {store.root}; {done.present} were there "
                   f"already" + (f"; {done.stale} made by other code left out (their specs have "
                                 f"other keys with this code: they would never be read)"

@@ -9,12 +9,16 @@ its CRC first, so damage to an entry's metadata is caught too. The checks catch 
 forgery: the checksums travel with the archive, so import archives from sources you trust.
 Entries are read one at a time, and no member over :data:`MAX_MEMBER_BYTES` is read, so memory
 stays bounded whatever an archive claims.
+
+An entry made by other code (its spec hashes to another key here, or this code cannot read its
+spec at all) is *stale*: sound, but never read again, so neither packed nor imported.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -25,10 +29,15 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
-from empirics.store import ENTRY_FILES, CorruptEntryError, RunStore
+import numpy as np
 
-MEMBER = re.compile(r"runs/([0-9a-f]{2})/([0-9a-f]{24})/(meta\.json|arrays\.npz)")
+from empirics.result import RunResult
+from empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
+
+MEMBER = re.compile(rf"runs/([0-9a-f]{{2}})/({KEY_PATTERN.pattern})/"
+                    rf"({'|'.join(map(re.escape, ENTRY_FILES))})")
 MAX_MEMBER_BYTES = 1 << 30
 """The largest entry file read from an archive (a full-profile run's arrays, attention
 snapshots included, are tens of MiB)."""
@@ -42,8 +51,7 @@ class Packed:
 
     packed: int
     stale: int
-    """Entries made by other code (their specs hash to other keys here): never read again, so
-    left out."""
+    """Entries made by other code: never read again, so left out."""
 
 
 @dataclass(frozen=True)
@@ -54,22 +62,36 @@ class Unpacked:
     present: int
     """Already in the store (left as they are)."""
     stale: int
-    """Made by other code (their specs hash to other keys here): never read, so left out."""
+    """Made by other code: never read, so left out."""
+
+
+def is_current(key: str, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
+    """Whether this code reads a sound entry as the run its key names."""
+    try:
+        return RunResult.from_parts(meta, arrays).spec.key() == key
+    except (ValueError, KeyError, TypeError):  # a spec or result of other code
+        return False
 
 
 def pack(store: RunStore, path: Path | str, keys: Iterable[str] | None = None) -> Packed:
     """Write ``keys`` (default: every entry) of ``store`` into a gzipped tar at ``path`` and
     say how many; stale entries are left out. Each entry is checked as it is added: a damaged
-    one raises CorruptEntryError, a missing key KeyError, and then nothing is written. The
-    archive is published with one rename, after an fsync."""
+    one raises CorruptEntryError and a named key that is missing KeyError, and then nothing is
+    written (an entry removed while the whole store is packed is skipped). The archive is
+    published with one rename, after an fsync."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
     packed = stale = 0
     try:
-        with open(tmp, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as tar:
+        with open(tmp, "wb") as raw, tarfile.open(path.name, "w:gz", fileobj=raw) as tar:
             for key in dict.fromkeys(store.keys() if keys is None else keys):
-                files = store.entry_files(key)  # checked; KeyError, CorruptEntryError
-                if not store.is_current(key):
+                try:
+                    files, meta, arrays = store.read_entry(key)
+                except KeyError:
+                    if keys is None:
+                        continue  # removed since the listing
+                    raise
+                if not is_current(key, meta, arrays):
                     stale += 1
                     continue
                 for name in ENTRY_FILES:
@@ -109,6 +131,9 @@ def _entries(tar: tarfile.TarFile, path: Path) -> dict[str, dict[str, tarfile.Ta
         if member.size > MAX_MEMBER_BYTES:
             raise ValueError(f"{path}: member {member.name!r} is {member.size} bytes, over the "
                              f"{MAX_MEMBER_BYTES} an entry file may have")
+        if match[3] in entries.get(match[2], {}):
+            raise ValueError(f"{path}: member {member.name!r} appears twice: not an archive "
+                             f"made by 'attnverify runs pack'")
         entries.setdefault(match[2], {})[match[3]] = member
     return entries
 
@@ -116,43 +141,57 @@ def _entries(tar: tarfile.TarFile, path: Path) -> dict[str, dict[str, tarfile.Ta
 def _read(tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo],
           path: Path) -> dict[str, bytes]:
     """One entry's files (one entry in memory at a time)."""
-    files = {}
     with _reading(path):
-        for name, member in members.items():
-            data = tar.extractfile(member)
-            files[name] = data.read() if data is not None else b""
-    return files
+        return {name: tar.extractfile(member).read()  # type: ignore[union-attr]
+                for name, member in members.items()}
+
+
+def _digest(files: dict[str, bytes]) -> str:
+    return hashlib.sha256(b"".join(files[name] for name in ENTRY_FILES)).hexdigest()
+
+
+def _check_stream(stream: IO[bytes], path: Path) -> None:
+    """Read the whole gzip stream against its CRC (the store checksums arrays, not
+    metadata), then rewind."""
+    with _reading(path), gzip.GzipFile(fileobj=stream) as whole:
+        while whole.read(1 << 20):
+            pass
+    stream.seek(0)
 
 
 def unpack(store: RunStore, path: Path | str) -> Unpacked:
     """Import the runs of an archive made by :func:`pack`. All or nothing: every entry is
     checked (layout, member sizes, schema, checksum, arrays) before any is published, and a
     bad archive raises ValueError naming what is wrong. Entries already stored are kept;
-    stale ones (made by other code) are left out. An error writing the store (OSError) is
-    the store's, and propagates as it is."""
+    stale ones are left out. The archive is read through one open file, and what is
+    published is compared with what was checked. An error writing the store (OSError) is the
+    store's and propagates; the runs published before it stay, and unpacking again completes
+    the import."""
     path = Path(path)
-    with _reading(path), gzip.open(path) as stream:  # the whole stream against its CRC: the
-        while stream.read(1 << 20):                  # store checksums arrays, not metadata
-            pass
-    with _reading(path):
-        tar = tarfile.open(path, "r:gz")  # noqa: SIM115 (closed by the with below)
-    with tar:
-        entries = _entries(tar, path)
-        wanted = []
-        present = stale = 0
-        for key, members in entries.items():  # first pass: check every entry
-            try:
-                result = store.check_files(path / key, _read(tar, members, path))
-            except CorruptEntryError as exc:
-                raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing was "
-                                 f"imported") from None
-            if result.spec.key() != key:
-                stale += 1
-            elif store.has(key):
-                present += 1
-            else:
-                wanted.append(key)
-        for key in wanted:  # second pass: publish what the first found sound
-            files = _read(tar, entries[key], path)
-            store.publish_files(key, files["arrays.npz"], files["meta.json"])
+    with open(path, "rb") as stream:
+        _check_stream(stream, path)
+        with _reading(path):
+            tar = tarfile.open(fileobj=stream, mode="r:gz")  # noqa: SIM115 (closed below)
+        with tar:
+            entries = _entries(tar, path)
+            wanted: dict[str, str] = {}
+            present = stale = 0
+            for key, members in entries.items():  # first pass: check every entry
+                files = _read(tar, members, path)
+                try:
+                    meta, arrays = store.check_files(path / key, files)
+                except CorruptEntryError as exc:
+                    raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing "
+                                     f"was imported") from None
+                if not is_current(key, meta, arrays):
+                    stale += 1
+                elif store.has(key):
+                    present += 1
+                else:
+                    wanted[key] = _digest(files)
+            for key, digest in wanted.items():  # second pass: publish what the first checked
+                files = _read(tar, entries[key], path)
+                if _digest(files) != digest:
+                    raise ValueError(f"{path}: run {key} changed while it was imported")
+                store.publish_files(key, files["arrays.npz"], files["meta.json"])
     return Unpacked(imported=len(wanted), present=present, stale=stale)

@@ -130,41 +130,56 @@ class RunStore:
             raise CorruptEntryError(entry, f"arrays unreadable ({exc.strerror})") from None
         return self._decode(entry, meta, raw)
 
-    def entry_files(self, key: str) -> dict[str, bytes]:
-        """The stored bytes of ``key``'s two files, checked as ``get`` checks them (KeyError
-        when absent, CorruptEntryError when damaged)."""
+    def read_entry(self, key: str) -> tuple[dict[str, bytes], dict[str, Any],
+                                             dict[str, np.ndarray]]:
+        """``key``'s two files as stored, with the metadata and arrays they hold, checked by
+        :meth:`check_files` (KeyError when absent or removed meanwhile, CorruptEntryError when
+        damaged)."""
         entry = self._entry(key)
-        if not entry.exists():
-            raise KeyError(key)
         files = {}
         for name in ENTRY_FILES:
             try:
                 files[name] = (entry / name).read_bytes()
+            except FileNotFoundError:
+                if not entry.exists():
+                    raise KeyError(key) from None
+                raise CorruptEntryError(entry, "an entry file is missing") from None
             except OSError as exc:
                 raise CorruptEntryError(entry, f"{name} unreadable ({exc.strerror})") from None
-        self.check_files(entry, files)
-        return files
+        return (files, *self.check_files(entry, files))
 
     @classmethod
-    def check_files(cls, entry: Path, files: dict[str, bytes]) -> RunResult:
-        """The result an entry's two files hold, named ``entry`` in errors: CorruptEntryError
-        unless both are there and the metadata, the checksum and the arrays are sound."""
+    def check_files(cls, entry: Path, files: dict[str, bytes]) -> tuple[dict[str, Any],
+                                                                       dict[str, np.ndarray]]:
+        """The metadata and arrays an entry's two files hold, named ``entry`` in errors:
+        CorruptEntryError unless both files are there, the metadata is sound (JSON, schema,
+        the key of its directory), the arrays match their checksum and load without pickle.
+        This is integrity only: whether this code reads them as a run
+        (``RunResult.from_parts``) is another question, which an entry of other code may
+        fail while being sound."""
         if set(files) != set(ENTRY_FILES):
             raise CorruptEntryError(entry, "an entry file is missing")
         meta = cls._parse_meta(entry, files["meta.json"])
-        return cls._decode(entry, meta, files["arrays.npz"])
+        return meta, cls._load_arrays(entry, meta, files["arrays.npz"])
 
     @staticmethod
-    def _decode(entry: Path, meta: dict[str, Any], raw: bytes) -> RunResult:
-        """The result of an entry's checked metadata and its arrays file's bytes;
-        CorruptEntryError when the checksum or the content is wrong."""
+    def _load_arrays(entry: Path, meta: dict[str, Any], raw: bytes) -> dict[str, np.ndarray]:
         if hashlib.sha256(raw).hexdigest() != meta.get("arrays_sha256"):
             raise CorruptEntryError(entry, "arrays checksum mismatch")
         try:
             with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-                arrays = {name: npz[name] for name in npz.files}
-            return RunResult.from_parts(meta, arrays)
+                return {name: npz[name] for name in npz.files}
         except (ValueError, KeyError, TypeError, OSError) as exc:
+            raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
+
+    @classmethod
+    def _decode(cls, entry: Path, meta: dict[str, Any], raw: bytes) -> RunResult:
+        """The result of an entry's checked metadata and its arrays file's bytes;
+        CorruptEntryError when the checksum or the content is wrong."""
+        arrays = cls._load_arrays(entry, meta, raw)
+        try:
+            return RunResult.from_parts(meta, arrays)
+        except (ValueError, KeyError, TypeError) as exc:
             raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
 
     def _read_meta(self, entry: Path) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from compare.claims.snell.multihead import (
     head_label,
     official_success_steps,
     run_label,
+    success_text,
 )
 from empirics import (
     CopyTask,
@@ -93,12 +94,30 @@ def test_labels_read_the_evaluations_of_the_official_loop():
 
 
 def test_section5_success_is_above_095_by_the_official_last_evaluation():
-    """§5 counts "acc > 0.95 by step 190" (of 200): strictly above, and not at our extra
-    evaluation after the last step."""
+    """§5 counts "acc > 0.95 by step 190" (of 200): strictly above, not at our extra
+    evaluation after the last step, and a run that diverged later still succeeded (the
+    official histories keep it)."""
     spec = MultiheadRescuesPermutations().specs(TINY)[0]  # 40 steps: evaluations 0..40
     runs = [fake(spec, [0.1, 0.5, 0.95, 0.99, 0.99]), fake(spec, [0.1, 0.5, 0.9, 0.9, 0.99]),
-            fake(spec, [0.1, 0.96, 0.99, 0.99, 0.99], "diverged")]
-    assert official_success_steps(runs) == [30, None, None]
+            fake(spec, [0.1, 0.96, 0.99], "diverged"), fake(spec, [0.1, 0.5], "diverged")]
+    assert official_success_steps(runs) == [30, None, 10, None]
+    assert success_text(TINY) == "token acc > 0.95 by step 30"
+    # an evaluation off the grid (an attention snapshot at step 15) is not the official loop's
+    snap = fake(dataclasses.replace(spec, attention_snapshots=(15,)), [0.1, 0.5, 0.99, 0.7])
+    snap.eval_steps = np.array([0, 10, 15, 20])
+    assert official_success_steps([snap]) == [None] and run_label(snap) is None
+
+
+def test_the_section5_assessment_counts_success_as_the_official_outputs():
+    """Bundles at exactly 0.95, or above it only at the extra last evaluation, have not
+    succeeded: with every single head learning, the bundles are significantly worse."""
+    claim = MultiheadRescuesPermutations()
+    _stages, results, combos = drive(claim, SCRIPTED, SCRIPT)
+    singles = [fake(r.spec, [0.1, 0.99]) for r in results]
+    edge = [fake(s, [0.1, 0.95, 0.95, 0.95, 0.99]) for s in combos]  # steps 0..40
+    a = claim.assess(SCRIPTED, singles + edge)
+    assert a.empirical["value"] == 0.0 and a.verdict is Verdict.REFUTED, a.explanation
+    assert "by step 30" in a.statistic
 
 
 def test_a_classification_run_stops_once_it_is_good():

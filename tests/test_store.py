@@ -178,12 +178,13 @@ def test_a_pickled_payload_with_a_valid_checksum_is_never_executed(store, tmp_pa
 
 
 # -- archives: moving runs between machines --------------------------------------------------
-def _tar(path: Path, members: dict[str, bytes]) -> None:
+def _tar(path: Path, members: dict[str, bytes] | list[tuple[str, bytes]]) -> None:
+    """A gzipped tar of ``members``, in their order (a list may repeat a name)."""
     import io
     import tarfile
 
     with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
+        for name, data in (members.items() if isinstance(members, dict) else members):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -207,12 +208,13 @@ def test_an_archive_moves_runs_to_another_store(store, tmp_path):
     for result in results:
         assert_same(other.get(result.key), result)
         # byte for byte: the entry is moved, not re-serialised
-        for name in ("meta.json", "arrays.npz"):
-            assert ((other.root / "runs" / result.key[:2] / result.key / name).read_bytes()
-                    == (store.root / "runs" / result.key[:2] / result.key / name).read_bytes())
+        assert other.read_entry(result.key)[0] == store.read_entry(result.key)[0]
     assert unpack(other, archive) == Unpacked(imported=0, present=2, stale=0)
     assert pack(store, tmp_path / "one.tar.gz", [results[1].key]).packed == 1
     assert unpack(RunStore(tmp_path / "third"), tmp_path / "one.tar.gz").imported == 1
+    empty = tmp_path / "empty.tar.gz"
+    assert pack(RunStore(tmp_path / "none"), empty) == Packed(packed=0, stale=0)
+    assert unpack(other, empty) == Unpacked(imported=0, present=0, stale=0)
 
 
 def test_packing_checks_every_entry_first(store, tmp_path):
@@ -225,30 +227,52 @@ def test_packing_checks_every_entry_first(store, tmp_path):
     assert not list(tmp_path.glob("*a.tar.gz*"))  # nothing written, no temporary left
 
 
-@pytest.mark.parametrize("damage", ["arrays", "missing_meta", "traversal", "key_dir"])
+def test_an_entry_removed_while_the_store_is_packed_is_skipped(store, tmp_path, monkeypatch):
+    gone, kept = train(tiny_spec(0)), train(tiny_spec(1))
+    store.put(gone)
+    store.put(kept)
+    listed = list(store.keys())
+    store.remove(gone.key)
+    monkeypatch.setattr(store, "keys", lambda: iter(listed))  # listed before the removal
+    assert pack(store, tmp_path / "a.tar.gz") == Packed(packed=1, stale=0)
+    with pytest.raises(KeyError):  # a key named explicitly must be there
+        pack(store, tmp_path / "b.tar.gz", listed)
+
+
+@pytest.mark.parametrize("damage", ["arrays", "missing_meta", "traversal", "key_dir",
+                                    "duplicate"])
 def test_a_bad_archive_imports_nothing(store, tmp_path, damage):
-    good, other = train(tiny_spec(0)), train(tiny_spec(1))
+    good, bad = train(tiny_spec(0)), train(tiny_spec(1))
     store.put(good)
-    store.put(other)
+    store.put(bad)
     archive = tmp_path / "runs.tar.gz"
     pack(store, archive)
     members = _members(archive)
-    name = f"runs/{good.key[:2]}/{good.key}/"
+    # the sound entry first, the damaged one last: all or nothing must hold back the first
+    name = f"runs/{bad.key[:2]}/{bad.key}/"
+    ordered = [(n, d) for n, d in members.items() if not n.startswith(name)]
+    meta, arrays = members[name + "meta.json"], members[name + "arrays.npz"]
     if damage == "arrays":
-        members[name + "arrays.npz"] = members[name + "arrays.npz"][:-7] + b"garbage"
+        ordered += [(name + "meta.json", meta), (name + "arrays.npz", arrays[:-7] + b"garbage")]
         expected = "arrays checksum mismatch"
     elif damage == "missing_meta":
-        del members[name + "meta.json"]
+        ordered += [(name + "arrays.npz", arrays)]
         expected = "an entry file is missing"
     elif damage == "traversal":
-        members["../evil.py"] = b"print('hi')"
+        ordered += [(name + "meta.json", meta), (name + "arrays.npz", arrays),
+                    ("../evil.py", b"print('hi')")]
         expected = "unexpected member"
+    elif damage == "duplicate":  # a second copy of a member, with other content
+        changed = json.loads(meta)
+        changed["wall_time_s"] = 999.0
+        ordered += [(name + "meta.json", meta), (name + "arrays.npz", arrays),
+                    (name + "meta.json", json.dumps(changed).encode())]
+        expected = "appears twice"
     else:  # an entry under a directory that is not its key
         wrong = "f" * 24
-        members[f"runs/ff/{wrong}/meta.json"] = members.pop(name + "meta.json")
-        members[f"runs/ff/{wrong}/arrays.npz"] = members.pop(name + "arrays.npz")
+        ordered += [(f"runs/ff/{wrong}/meta.json", meta), (f"runs/ff/{wrong}/arrays.npz", arrays)]
         expected = "key does not match its directory"
-    _tar(archive, members)
+    _tar(archive, ordered)
     target = RunStore(tmp_path / "other")
     with pytest.raises(ValueError, match=expected):
         unpack(target, archive)
@@ -272,6 +296,12 @@ def test_stale_runs_are_left_out_of_an_import(store, tmp_path):
     target = RunStore(tmp_path / "other")
     assert unpack(target, archive) == Unpacked(imported=1, present=0, stale=1)
     assert list(target.keys()) == [current.key]
+    # a spec this code cannot read at all (a field of newer code) is stale too, not damage
+    meta["spec"]["a_field_of_newer_code"] = 1
+    members[name] = json.dumps(meta).encode()
+    _tar(archive, members)
+    assert unpack(RunStore(tmp_path / "newer"), archive) == Unpacked(imported=1, present=0,
+                                                                     stale=1)
     # packing leaves a stale entry out too
     store_meta = store.root / "runs" / old.key[:2] / old.key / "meta.json"
     store_meta.write_bytes(members[name])
@@ -285,8 +315,7 @@ def test_a_damaged_stream_or_an_oversized_member_is_a_value_error(store, tmp_pat
     checksum), and so is a member larger than an entry file may be."""
     import random
 
-    key = train(tiny_spec()).key
-    store.put(train(tiny_spec()))
+    key = store.put(train(tiny_spec())).name
     archive = tmp_path / "runs.tar.gz"
     pack(store, archive)
     data = archive.read_bytes()
@@ -303,7 +332,7 @@ def test_a_damaged_stream_or_an_oversized_member_is_a_value_error(store, tmp_pat
             assert list(target.keys()) == []
             caught += 1
         else:  # a byte no content depends on (the gzip header's name and time fields)
-            assert target.entry_files(key) == store.entry_files(key)
+            assert target.read_entry(key)[0] == store.read_entry(key)[0]
     assert caught > 100  # most bytes matter, and their damage is caught
     # metadata changed to something that still parses, in a stream whose CRC is the
     # original's: only the CRC tells (the store checksums arrays, not metadata)

@@ -29,14 +29,16 @@ COPYING: dict[str, dict[str, Any]] = {
 
 SUCCESS = {"acc": 0.95, "attn_acc_best_offset": 0.9}
 """A seed has learned to copy when, at one evaluation, teacher-forced token accuracy >= 0.95
-(the official success criterion, multihead.py ``can_learn``) and its attention is aligned:
+(the official threshold, multihead.py ``can_learn``, read inclusively) and its attention is
+aligned:
 argmax at t, or consistently at t - 1 or t + 1 (the off-by-one alignments a unidirectional
 encoder produces, §3.4), for >= 90% of word steps -- so that a non-aligned shortcut (an EOS or
 diffuse band solution, snell2021.md §9.2) does not count; chance is 1/S. A diverged run never
 succeeds."""
 
 SUCCESS_ACC_ONLY = {"acc": 0.95}
-"""The official criterion alone, for the multi-head model (see its claim)."""
+"""Token accuracy alone, for the multi-head model's direct protocol (its §5 protocol counts
+success exactly as the official outputs do; see its claim)."""
 
 
 def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,

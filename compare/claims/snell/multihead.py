@@ -13,9 +13,10 @@ Two protocols, chosen by the ``protocol`` parameter:
   order the candidates are drawn, are kept (or as many as ``max_candidates`` candidates give).
   Then, for idx = 0..combos-1, three
   ``heads``-head models are trained once (data seed 0): 8 bad heads, 7 bad + 1 good, and 8 of
-  ``random_heads`` unclassified heads, drawn with Python's ``random.Random(3 idx + g)`` as the
-  official code does (a set of heads drawn twice is trained once: the mean over heads does not
-  depend on their order).
+  ``random_heads`` unclassified heads, drawn with Python's ``random.Random(3 idx + g)`` (the
+  official code seeds ``random`` with 3 idx + g too, but shuffles its lists in place, one
+  shuffle after another: other sets, drawn from the same distribution, uniform subsets; a set
+  of heads drawn twice is trained once: the mean over heads does not depend on their order).
 
 The classification runs in stages (``Claim.followup``) and lazily: a candidate's data seed k + 1
 is trained only when its seeds 0..k agree on a label that is still needed, i.e. the candidate
@@ -77,18 +78,26 @@ SECTION5 = {"base_seed": 0, "classify_seeds": 3, "needed": 20, "stage_candidates
 of each kind)."""
 
 
-SUCCESS_TEXT = {"section5": "token acc > 0.95 by step 190", "direct": "token acc >= 0.95"}
-"""How each protocol counts a success (module docstring); 190 is the paper's 200 steps less
-one evaluation interval, the official loop's last evaluation."""
+def official_last_evaluation(params: dict[str, Any]) -> int:
+    """The official loop's last evaluation: the last multiple of ``eval_every`` before the
+    last step (190 of the paper's 200 steps)."""
+    return (params["steps"] - 1) // params["eval_every"] * params["eval_every"]
+
+
+def success_text(params: dict[str, Any]) -> str:
+    """How the protocol counts a success (module docstring)."""
+    if params["protocol"] == "section5":
+        return f"token acc > {GOOD_ACC} by step {official_last_evaluation(params)}"
+    return f"token acc >= {SUCCESS_ACC_ONLY['acc']}"
 
 
 def official_evaluations(run: RunResult) -> tuple[np.ndarray, np.ndarray]:
-    """Steps and token accuracies of the evaluations the official loop makes, before the last
-    step (0, 10, ..., 190 of 200 steps; §5): ours adds one after the last step, which
-    ``can_learn`` and the success rate "by step 190" never see."""
-    official = run.eval_steps < run.spec.steps
-    if not official.any():
-        official = np.ones_like(official)
+    """Steps and token accuracies of the evaluations the official loop makes: every
+    ``eval_every`` steps before the last step (0, 10, ..., 190 of 200; §5). Ours adds one
+    after the last step (and at any attention snapshot), which ``can_learn`` and the success
+    rate "by step 190" never see. Empty for a run of 0 steps."""
+    spec = run.spec
+    official = (run.eval_steps < spec.steps) & (run.eval_steps % spec.eval_every == 0)
     return run.eval_steps[official], run.metric("acc")[official]
 
 
@@ -96,9 +105,9 @@ def run_label(run: RunResult) -> str | None:
     """One single-head run's ``can_learn`` (§5): 'good' when token accuracy exceeds 0.95 at an
     evaluation, 'bad' when the last evaluation is below 0.6, else None (a diverged run is
     neither), on the official loop's evaluations (:func:`official_evaluations`)."""
-    if run.diverged:
-        return None
     _, acc = official_evaluations(run)
+    if run.diverged or not acc.size:
+        return None
     if float(acc.max()) > GOOD_ACC:
         return "good"
     return "bad" if float(acc[-1]) < BAD_ACC else None
@@ -106,12 +115,15 @@ def run_label(run: RunResult) -> str | None:
 
 def official_success_steps(runs: Sequence[RunResult]) -> list[int | None]:
     """§5's success, "acc > 0.95 by step 190": the first official evaluation with token
-    accuracy above 0.95, None when there is none or the run diverged."""
+    accuracy above 0.95, None when there is none. A run that diverged afterwards still
+    succeeded there: the official histories keep every evaluation, NaN or not, and the
+    single-head runs, which stop at success, could not diverge after it, so dropping such
+    runs would count against the bundles alone."""
     out: list[int | None] = []
     for run in runs:
         steps, acc = official_evaluations(run)
         hits = np.flatnonzero(acc > GOOD_ACC)
-        out.append(int(steps[hits[0]]) if hits.size and not run.diverged else None)
+        out.append(int(steps[hits[0]]) if hits.size else None)
     return out
 
 
@@ -361,7 +373,8 @@ class MultiheadRescuesPermutations(Claim):
                             details={"heads": counts, "rescue": rescue,
                                      "groups": {g: len(v) for g, v in groups.items()}},
                             figures={"section5": self._section5_figure(
-                                single, {names[g]: v for g, v in groups.items()})},
+                                single, {names[g]: v for g, v in groups.items()},
+                                success_text(params))},
                             note=note)
 
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
@@ -401,7 +414,7 @@ class MultiheadRescuesPermutations(Claim):
                        "quantity": f"{heads}-head success rate",
                        "single_head_rate": k1 / n1 if n1 else float("nan"),
                        "median_steps": [m1, mm]},
-            statistic=(f"success ({SUCCESS_TEXT[params['protocol']]}) and steps-to-success on "
+            statistic=(f"success ({success_text(params)}) and steps-to-success on "
                        f"permutations, "
                        f"GRU, {params['protocol']} protocol: {name_a} vs {name_b} "
                        f"({scale_text(params)})"),
@@ -411,7 +424,8 @@ class MultiheadRescuesPermutations(Claim):
             figures=figures)
 
     @staticmethod
-    def _section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]]):
+    def _section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]],
+                         success: str):
         fig, (ax,) = new_figure(width=5.0)
         bars = {"1 random head": single, **groups}
         colours = [PALETTE["grey"], PALETTE["blue"], PALETTE["green"], PALETTE["red"]]
@@ -426,6 +440,6 @@ class MultiheadRescuesPermutations(Claim):
             ax.annotate(f"{k}/{n}", (x, min(hi + 0.03, 1.0)), ha="center", fontsize=7)
         ax.set_xticks(np.arange(len(bars)), list(bars), fontsize=7)
         ax.set_ylim(0, 1.1)
-        ax.set_ylabel(f"success rate ({SUCCESS_TEXT['section5']}), 95% CI")
+        ax.set_ylabel(f"success rate ({success}), 95% CI")
         ax.set_title("§5 protocol: permutation copying, heads on a shared base")
         return fig
