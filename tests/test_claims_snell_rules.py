@@ -114,6 +114,13 @@ def test_uniform_attention_claims_rules():
     assert ktiw.assess(params, uniform).verdict is Verdict.CONFIRMED
     assert ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n]).verdict is \
         Verdict.REFUTED
+    # a permutation probe above chance is explained by the same runs' loss: below the
+    # no-order floor, the network uses the source order; otherwise the order does not explain
+    a = ktiw.assess(params, results(mid, floor - 0.5, perm_ktiw=0.6)[: 2 * n])
+    assert a.verdict is Verdict.REFUTED and "is below log(L!)/L" in a.explanation
+    a = ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n])
+    assert "does not explain the probe" in a.explanation
+    assert "log(L!)/L" not in ktiw.assess(params, uniform).explanation  # at chance: no note
     # diverged runs are failed seeds: no confirmation of the loss band with one among them
     crashed = results(mid, mid)
     crashed[0].status = "diverged"
@@ -142,6 +149,10 @@ def test_saddle_claim_refutes_a_departure():
     results = [fake(s, **(moved if s.task.distribution == "permutation" else escaped))
                for s in specs]
     assert claim.assess(params, results).verdict is Verdict.REFUTED
+    # the saddle holds but the subset runs stay put: inconclusive, and the report says why
+    results = [fake(s, **exact) for s in specs]
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.INCONCLUSIVE and "kappa(V, L) = 0.0303" in a.explanation
 
 
 def test_partial_spearman_separates_kappa_from_v():

@@ -215,6 +215,15 @@ class PermutationSaddle(Claim):
             f"the saddle; subset (V = {params['subset_V']}): final gold attention "
             f"{', '.join(f'{g:.2f}' for g in gold)} (start 1/L = {1 / length:.2f}) -> "
             f"{'escapes' if escapes else 'does not escape within the budget'}.")
+        if stays and not escapes:
+            kappa = theory.snell.kappa(params["subset_V"], length, "subset").value
+            explanation += (
+                f" Why inconclusive: from B = Q = 0 the subset runs' only stage-1 signal is the "
+                f"co-occurrence kappa(V, L) = {kappa:.4f} (§4.5), which sets how fast B leaves "
+                f"0 before attention can follow; with a signal this small {params['steps']} "
+                f"SGD steps at lr {params['lr']} are too few for the contrast, so the saddle "
+                f"half holds but the escape half is not shown ('verify --claim "
+                f"{self.id} --param steps=N' tries a longer budget).")
         return Assessment(
             verdict=verdict, theory=log_v,
             empirical={"value": float(perm[0].metric("loss")[-1]),

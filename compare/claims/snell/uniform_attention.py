@@ -193,6 +193,33 @@ class KtiwLearnedUnderUniformAttention(Claim):
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return uniform_specs(params)
 
+    @staticmethod
+    def _order_note(params: dict[str, Any], perm_runs: Sequence[RunResult]) -> str:
+        """Why the permutation probe may not stay at chance, read off the same runs: their
+        per-word loss against log(L!)/L, the best any decoder without the source order can do
+        (``snell.stage1_bow_optimum``). Below it, the network uses the order, which reaches
+        the output through the LSTM states (attention is frozen), and assumption (a) of
+        §4.5 (h_l ~ E[x_l]), under which permutations give KTIW no stage-1 signal, fails."""
+        losses = _final(perm_runs, "loss_words")
+        floor = theory.snell.stage1_exclusion_loss(params["L"]).value
+        lo, hi = mean_ci(losses)
+        if hi >= floor:
+            return (f" The permutation runs' per-word loss ({losses.mean():.2f}, 95% CI "
+                    f"{lo:.2f}-{hi:.2f}) is not below log(L!)/L = {floor:.2f}: the source "
+                    f"order does not explain the probe here.")
+        return (f" Why the permutation probe is not at chance: the same runs' per-word loss, "
+                f"{losses.mean():.2f} (95% CI {lo:.2f}-{hi:.2f}), is below log(L!)/L = "
+                f"{floor:.2f}, the best a decoder without the order of the source can do "
+                f"(snell.stage1_bow_optimum), so the network uses the order, which reaches the "
+                f"output through the LSTM states (the encoder's contextual states and the "
+                f"decoder's initial state; attention is frozen). The §4.5 argument that "
+                f"permutations give KTIW no stage-1 signal assumes h_l ~ E[x_l] (assumption "
+                f"(a)), which these runs violate. Our reading, not tested separately: once the "
+                f"decoder state tells which source position comes next, mapping h_l to its "
+                f"token pays off on permutations too, and the probe reads that map. The spec's "
+                f"pitfall (§9.2) expected the probe to stay at chance even then; at this scale "
+                f"it does not.")
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         n, chance = params["seeds"], 1.0 / (params["L"] + 1)
         # a diverged subset seed did not learn KTIW: a failed seed (accuracy 0); a diverged
@@ -213,6 +240,8 @@ class KtiwLearnedUnderUniformAttention(Claim):
             f"{s_hi:.3f}; 'learned' needs > {hi_t:.3f}), permutations {perm.mean():.3f} "
             f"({p_lo:.3f}-{p_hi:.3f}; 'at chance' needs < {lo_t:.3f}); chance 1/S = "
             f"{chance:.3f}.")
+        if p_hi >= lo_t and perm.size:
+            explanation += self._order_note(params, results[n:])
         if diverged := _diverged(results[:n]):
             explanation += f" {diverged} diverged subset run(s) counted as failed (accuracy 0)."
         if diverged := _diverged(results[n:]):
