@@ -120,15 +120,14 @@ class RunStore:
     # -- reading -----------------------------------------------------------------------------
     def get(self, key: str) -> RunResult | None:
         """The stored result, None when absent; raises CorruptEntryError when damaged."""
-        entry = self._entry(key)
-        if not entry.exists():
-            return None
-        meta = self._read_meta(entry)
         try:
-            raw = (entry / "arrays.npz").read_bytes()
-        except OSError as exc:
-            raise CorruptEntryError(entry, f"arrays unreadable ({exc.strerror})") from None
-        return self._decode(entry, meta, raw)
+            _, meta, arrays = self.read_entry(key)
+        except KeyError:
+            return None
+        try:
+            return RunResult.from_parts(meta, arrays)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CorruptEntryError(self._entry(key), f"unreadable content ({exc})") from None
 
     def read_entry(self, key: str) -> tuple[dict[str, bytes], dict[str, Any],
                                              dict[str, np.ndarray]]:
@@ -170,16 +169,6 @@ class RunStore:
             with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
                 return {name: npz[name] for name in npz.files}
         except (ValueError, KeyError, TypeError, OSError) as exc:
-            raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
-
-    @classmethod
-    def _decode(cls, entry: Path, meta: dict[str, Any], raw: bytes) -> RunResult:
-        """The result of an entry's checked metadata and its arrays file's bytes;
-        CorruptEntryError when the checksum or the content is wrong."""
-        arrays = cls._load_arrays(entry, meta, raw)
-        try:
-            return RunResult.from_parts(meta, arrays)
-        except (ValueError, KeyError, TypeError) as exc:
             raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
 
     def _read_meta(self, entry: Path) -> dict[str, Any]:
