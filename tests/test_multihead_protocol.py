@@ -211,6 +211,34 @@ def test_stages_classify_lazily_then_combine():
     assert a.verdict is Verdict.REFUTED, a.explanation
 
 
+def test_a_list_left_short_at_max_candidates_is_explained_by_the_rate_of_its_label():
+    """The official loop draws heads until it has ``needed`` of each label; ours stops at
+    ``max_candidates``. When a list stays short, the report gives the label's rate among the
+    candidates (each candidate's membership was decided) and the draws the official loop would
+    need; a list filled in time says nothing of the kind."""
+    claim = MultiheadRescuesPermutations()
+    params = {**SCRIPTED, "max_candidates": 6}
+    table = {(i, s): ("bad" if i == 2 else "good") for i in range(6) for s in range(2)}
+    _stages, results, combos = drive(claim, params, table)
+    a = claim.assess(params, results + [fake(s, [0.1, 0.99]) for s in combos])
+    assert a.details["heads"]["candidates"] == 6 and a.details["heads"]["bad"] == 1
+    assert ("bad heads (every seed bad) are rare on this base: 1 of 6 candidates (16.7%, 95% "
+            "CI 0.4% to 64.1%); the official loop, which draws heads until it has 2, would "
+            "need about 12 candidates at this rate. The protocol stops at 6 candidates"
+            in a.explanation), a.explanation
+    assert "good heads (every seed good) are rare" not in a.explanation
+    # no bad head at all: the draws are bounded below by the rate's upper confidence bound
+    table = {key: "good" for key in table}
+    _stages, results, combos = drive(claim, params, table)
+    a = claim.assess(params, results + [fake(s, [0.1, 0.99]) for s in combos])
+    assert "0 of 6 candidates (0.0%, 95% CI 0.0% to 45.9%)" in a.explanation
+    assert "would need more than 4 candidates (at the rate's upper bound)" in a.explanation
+    # filled in time (the scripted table): no shortfall to explain
+    _stages, results, combos = drive(claim, SCRIPTED, SCRIPT)
+    a = claim.assess(SCRIPTED, results + [fake(s, [0.1, 0.99]) for s in combos])
+    assert "rare on this base" not in a.explanation
+
+
 def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     """A §5 run lasts hours: each new stage is logged with the candidates drawn and the heads
     kept so far (the stages of the scripted table above)."""

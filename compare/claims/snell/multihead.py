@@ -364,6 +364,7 @@ class MultiheadRescuesPermutations(Claim):
         else:
             note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
                      f"(for the {names['bad']} bundles) and a good one.")
+        note += self._shortfall_note(params, counts)
         note += (f" The random bundles draw {k} of {params['random_heads']} "
                  f"heads, so they share heads: the test treats them as independent, which "
                  f"overstates its significance somewhat.")
@@ -376,6 +377,35 @@ class MultiheadRescuesPermutations(Claim):
                                 single, {names[g]: v for g, v in groups.items()},
                                 success_text(params))},
                             note=note)
+
+    @staticmethod
+    def _shortfall_note(params: dict[str, Any], counts: dict[str, int]) -> str:
+        """Why a list stayed short: the official loop samples heads until it holds ``needed``
+        of each label; ours stops at ``max_candidates``. When a list is short after every
+        candidate was drawn, each candidate's membership in it was decided (the lazy
+        classification trains every seed of a candidate that can still fill a short list),
+        so the label's rate among the candidates is a plain binomial proportion, and
+        ``needed / rate`` is about how many candidates the unbounded loop would draw."""
+        n, needed = counts["candidates"], params["needed"]
+        if n < params["max_candidates"]:
+            return ""
+        parts = []
+        for label in ("good", "bad"):
+            k = counts[label]
+            if k >= needed:
+                continue
+            lo, hi = binomial_ci(k, n)
+            draws = (f"about {needed * n / k:.0f} candidates at this rate" if k else
+                     f"more than {needed / hi:.0f} candidates (at the rate's upper bound)")
+            parts.append(f"{label} heads (every seed {label}) are rare on this base: {k} of "
+                         f"{n} candidates ({k / n:.1%}, 95% CI {lo:.1%} to {hi:.1%}); the "
+                         f"official loop, which draws heads until it has {needed}, would need "
+                         f"{draws}")
+        if not parts:
+            return ""
+        return (" " + "; ".join(parts) + f". The protocol stops at {params['max_candidates']} "
+                f"candidates to bound its cost (up to {params['classify_seeds']} single-head "
+                f"runs each).")
 
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
                 name_a: str, name_b: str, details: dict[str, Any], figures: dict[str, Any],
