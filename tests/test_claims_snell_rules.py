@@ -155,17 +155,68 @@ def test_saddle_claim_refutes_a_departure():
     assert a.verdict is Verdict.INCONCLUSIVE and "kappa(V, L) = 0.0303" in a.explanation
 
 
-def test_partial_spearman_separates_kappa_from_v():
+def kappa_sweep_results(steps_of):
+    """Fake runs of the quick V sweep (L = 20, V* = 39.5) learning at ``steps_of(V, seed)``
+    (None: never), on an evaluation grid of 10 steps."""
     from compare.claims.snell import KappaPredictsLearningSpeed
 
-    vocab = np.repeat([20, 22, 26, 40, 80, 160], 3).astype(float)
-    kappa = np.array([(v - 20) / (v * (v - 1)) for v in vocab])
-    rng = np.random.default_rng(0)
-    noise = rng.normal(scale=1e-4, size=vocab.size)
-    r, p_pos, _ = KappaPredictsLearningSpeed.partial_spearman(kappa, kappa + noise, vocab)
-    assert r > 0.5 and p_pos < 0.01  # speed follows kappa, also where V disagrees
-    _, p_pos, _ = KappaPredictsLearningSpeed.partial_spearman(kappa, vocab + noise, vocab)
-    assert p_pos > 0.05  # speed that follows V alone gives no partial correlation
+    claim = KappaPredictsLearningSpeed()
+    params = claim.params("quick")
+    results = []
+    for spec in claim.specs(params):
+        step = steps_of(spec.task.vocab_size, spec.seed)
+        learned = np.zeros(40) if step is None else (np.arange(40) * 10 >= step).astype(float)
+        results.append(fake(spec, acc=learned, attn_acc_best_offset=learned))
+    return claim, params, results
+
+
+def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
+    from theory.snell import kappa
+
+    def follows_kappa(v, seed):  # faster where kappa is larger, a little seed noise
+        return int(round(3000 * (0.02 - kappa(v, 20).value), -1)) + 10 * seed
+
+    claim, params, results = kappa_sweep_results(follows_kappa)
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.CONFIRMED, a.explanation
+    # slower with V, with a floor below V* and permutations failing: the reviewer's
+    # counterexample to a partial correlation given V; no kappa in it, so no confirmation
+    claim, params, results = kappa_sweep_results(
+        lambda v, seed: None if v == 20 else max(100, 3 * v) + 10 * seed)
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.INCONCLUSIVE, a.explanation
+    assert "on the rising branch" in a.explanation
+    assert "a floor of this scale" not in a.explanation
+    # the same with an exact floor: every seed up to V* at the fastest step, and the report
+    # says so
+    claim, params, results = kappa_sweep_results(
+        lambda v, seed: None if v == 20 else 100 if v <= 40 else 3 * v + 10 * seed)
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.INCONCLUSIVE and "a floor of this scale" in a.explanation
+    # faster with V everywhere: against kappa above its peak
+    claim, params, results = kappa_sweep_results(lambda v, seed: 400 - v + 10 * seed)
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.REFUTED and "On the falling branch" in a.explanation
+    # a sweep on one side of the peak cannot separate kappa from V
+    claim, params, results = kappa_sweep_results(follows_kappa)
+    params = {**params, "vocab": (20, 80, 160, 320)}
+    results = [r for r in results if r.spec.task.vocab_size in params["vocab"]]
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.INCONCLUSIVE and "do not straddle" in a.explanation
+
+
+def test_the_kappa_sweep_follows_l_in_the_parameter_space():
+    from compare.claims.snell import KappaPredictsLearningSpeed
+    from theory.snell import kappa
+
+    claim = KappaPredictsLearningSpeed()
+    for length in range(4, 41):
+        vocab = claim.point_params({"L": length})["vocab"]
+        assert vocab[0] == length and list(vocab) == sorted(set(vocab))
+        subset = vocab[1:]
+        peak = max(subset, key=lambda v: kappa(v, length).value)
+        # both branches have two sizes (the peak shared): the claim can decide at every L
+        assert sum(v <= peak for v in subset) >= 2 and sum(v >= peak for v in subset) >= 2
 
 
 def test_multihead_rule_uses_accuracy_only():
