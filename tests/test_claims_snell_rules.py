@@ -61,6 +61,12 @@ def test_permutation_is_hard_reads_both_groups():
     swapped = [fake(s, **(learn if s.task.distribution == "permutation" else fail))
                for s in specs]
     assert claim.assess(params, swapped).verdict is Verdict.REFUTED
+    assert "None of the four" not in claim.assess(params, swapped).explanation
+    # everything learns at the same step: no difference either way, and the report says so
+    same = [fake(s, **learn) for s in specs]
+    a = claim.assess(params, same)
+    assert a.verdict is Verdict.INCONCLUSIVE
+    assert "None of the four one-sided p-values is below 0.025" in a.explanation
 
 
 def test_ktiw_precedes_attention_rule():
@@ -68,7 +74,7 @@ def test_ktiw_precedes_attention_rule():
     params = claim.params("quick")
     specs = claim.specs(params)
     before = {"ktiw_acc": [0.0, 0.6, 0.9, 1.0, 1.0, 1.0], "attn_acc": [0, 0.1, 0.3, 0.8, 1, 1]}
-    # attention at step 10, KTIW only at step 50: later than one eval interval (20) allows
+    # attention at step 10, KTIW only at step 50: later (no slack beyond a tie)
     after = {"ktiw_acc": [0.0, 0.0, 0.0, 0.0, 0.0, 0.6], "attn_acc": [0, 0.6, 0.9, 1, 1, 1]}
     never = {"ktiw_acc": [0.0, 0.6, 0.9, 1.0, 1.0, 1.0], "attn_acc": [0.0] * 6}
     a = claim.assess(params, [fake(s, **before) for s in specs])
@@ -132,6 +138,25 @@ def test_uniform_attention_claims_rules():
         r.status = "diverged"
     a = ktiw.assess(params, crashed)
     assert a.verdict is not Verdict.CONFIRMED and "counted as failed" in a.explanation
+    # every permutation run diverged: a verdict that says so, not a crash
+    crashed = results(mid, mid)
+    for r in crashed[n: 2 * n]:
+        r.status = "diverged"
+    a = bow.assess(params, crashed)
+    assert a.verdict is Verdict.INCONCLUSIVE and "every run diverged" in a.explanation
+    a = ktiw.assess(params, crashed[: 2 * n])
+    assert a.verdict is Verdict.INCONCLUSIVE and "every run diverged" in a.explanation
+
+
+def test_ktiw_learned_threshold_is_reachable_at_every_length():
+    """5/S is out of reach at L = 4 (S = 5): "learned" is at most half-way from chance to 1,
+    and stays above "at chance"."""
+    claim = KtiwLearnedUnderUniformAttention()
+    assert claim.thresholds(40) == (5 / 41, 2 / 41)  # the profiles: five and two times chance
+    assert claim.thresholds(4) == (0.6, 0.4)
+    for length in range(3, 60):  # (1 + 1/S) / 2 > 2/S needs S > 3; the space starts at L = 4
+        learned, chance = claim.thresholds(length)
+        assert 1 / (length + 1) < chance < learned < 1
 
 
 def test_saddle_claim_refutes_a_departure():

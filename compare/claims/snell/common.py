@@ -120,6 +120,12 @@ def compare_groups(steps_a: list[int | None], steps_b: list[int | None],
     }
 
 
+def inconclusive_groups_text(alpha: float = 0.025) -> str:
+    """Why :func:`group_verdict` is inconclusive, for the explanation."""
+    return (f" None of the four one-sided p-values is below {alpha} (each test's level, "
+            f"Bonferroni over Fisher and Mann-Whitney): no significant difference either way.")
+
+
 def group_verdict(cmp: dict[str, Any], alpha: float = 0.025) -> Verdict:
     """Confirmed when A is significantly worse (fewer successes or slower); refuted when A is
     significantly better; inconclusive otherwise."""

@@ -37,9 +37,11 @@ class KappaClosedForm(Claim):
     Tolerance: kappa within 4 Monte Carlo standard errors plus 1e-12 for float64 round-off; every
     entry of C within a Bonferroni-corrected z bound at family-wise error 1e-3 over all entries of
     all points (entries expected fewer than 50 times in the sample are not z-tested: the normal
-    approximation does not hold there). For generators of distinct tokens the per-sequence kappa
-    statistic is constant, so its SE is 0 and the agreement must be exact up to round-off; the
-    entries of C still vary and test that the generator is uniform.
+    approximation does not hold there). The kappa estimate reads fixed pairs (i, i + 1 mod V)
+    (``empirics.estimate_cooccurrence``), so it has a real sampling error for the subset and
+    i.i.d. generators; for permutations every token occurs once per sequence, the per-sequence
+    statistic is exactly 0, its SE is 0 and the agreement must be exact up to round-off. The
+    entries of C vary for every generator and test that it is uniform.
     """
 
     id = "snell.kappa_closed_form"

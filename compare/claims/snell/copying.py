@@ -22,6 +22,7 @@ from compare.claims.snell.common import (
     copy_spec,
     every_seed_verdict,
     group_verdict,
+    inconclusive_groups_text,
     scale_text,
     success_steps,
 )
@@ -143,6 +144,8 @@ class PermutationIsHard(Claim):
             f"p (permutations worse): Fisher {cmp['fisher_p_a_worse']:.3g}, Mann-Whitney "
             f"{cmp['mannwhitney_p_a_slower']:.3g}; (permutations better): Fisher "
             f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
+        if verdict is Verdict.INCONCLUSIVE:
+            explanation += inconclusive_groups_text()
         return Assessment(
             verdict=verdict, theory="permutations worse",
             empirical={"value": k_p / n, "ci": list(binomial_ci(k_p, n)), "confidence": 0.95,
@@ -167,10 +170,11 @@ class KtiwPrecedesAttention(Claim):
 
     Per seed whose attention is learned (attention accuracy reaches 0.5; seeds whose attention
     never does say nothing about the order): first evaluated step with KTIW-probe accuracy
-    >= 0.5 versus first step with attention accuracy >= 0.5 (the spec's T9; 0.5 is ~10x chance
-    1/S). KTIW holds "no later" when its step is <= the attention step: a tie (both crossed
-    within the same evaluation interval) is no later at the schedule's resolution and is
-    reported separately; no slack beyond that. The per-seed outcomes are counted with
+    >= 0.5 versus first step with attention accuracy >= 0.5 (the spec's T9; 0.5 is S/2 times
+    chance 1/S: about 10x at quick's L = 20, 20x at the paper's L = 40). KTIW holds "no
+    later" when its step is <= the attention step: a tie (both crossed within the same
+    evaluation interval) is no later at the schedule's resolution and is reported separately;
+    no slack beyond that. The per-seed outcomes are counted with
     ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: the permutation and subset runs
     of ``snell.permutation_is_hard`` (shared).
     """

@@ -79,17 +79,24 @@ class UniformAttentionAtInit(Claim):
             lo, hi = mean_ci(ratios)
             seeds_ok = int((fractions >= self.query_fraction_min).sum())
             if lo >= self.entropy_ratio_min and seeds_ok == n_seeds:
-                verdict = Verdict.CONFIRMED
+                verdict, why = Verdict.CONFIRMED, ""
             elif hi < self.entropy_ratio_min or seeds_ok < n_seeds / 2:
-                verdict = Verdict.REFUTED
+                verdict, why = Verdict.REFUTED, (
+                    f" (entropy interval below {self.entropy_ratio_min}"
+                    if hi < self.entropy_ratio_min else
+                    " (fewer than half the seeds meet the max-weight criterion") + ")"
             else:
-                verdict = Verdict.INCONCLUSIVE
+                verdict, why = Verdict.INCONCLUSIVE, (
+                    f" (entropy interval reaches below {self.entropy_ratio_min}"
+                    if lo < self.entropy_ratio_min else
+                    " (not every seed meets the max-weight criterion") + ")"
             verdicts.append(verdict)
             per_config.append(stats)
             rows.append({"hidden": cfg[0], "distribution": cfg[1], "V": cfg[2], "L": cfg[3],
                          "entropy_ratio_mean": float(ratios.mean()), "entropy_ratio_ci": [lo, hi],
                          "max_weight_times_S_mean": float(np.mean([s[1].mean() for s in stats])),
-                         "seeds_meeting_max_criterion": seeds_ok, "verdict": str(verdict)})
+                         "seeds_meeting_max_criterion": seeds_ok, "verdict": str(verdict),
+                         "why": why})
         verdict = (Verdict.REFUTED if Verdict.REFUTED in verdicts else
                    Verdict.INCONCLUSIVE if Verdict.INCONCLUSIVE in verdicts else
                    Verdict.CONFIRMED)
@@ -99,7 +106,7 @@ class UniformAttentionAtInit(Claim):
             f"{r['entropy_ratio_mean']:.4f} (95% CI {r['entropy_ratio_ci'][0]:.4f}-"
             f"{r['entropy_ratio_ci'][1]:.4f}), S*max = {r['max_weight_times_S_mean']:.2f}, "
             f"{r['seeds_meeting_max_criterion']}/{n_seeds} seeds with max <= 3/S on >= 95% of "
-            f"queries -> {r['verdict']}" for r in rows)
+            f"queries -> {r['verdict']}{r['why']}" for r in rows)
         return Assessment(
             verdict=verdict,
             theory=1.0,

@@ -55,6 +55,7 @@ from compare.claims.snell.common import (
     compare_groups,
     copy_spec,
     group_verdict,
+    inconclusive_groups_text,
     scale_text,
     success_steps,
 )
@@ -429,6 +430,8 @@ class MultiheadRescuesPermutations(Claim):
             f"{mm:.0f}. One-sided p (1 head worse): Fisher {cmp['fisher_p_a_worse']:.3g}, "
             f"Mann-Whitney {cmp['mannwhitney_p_a_slower']:.3g}; (1 head better): Fisher "
             f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
+        if verdict is Verdict.INCONCLUSIVE:
+            explanation += inconclusive_groups_text()
         if (verdict is not Verdict.CONFIRMED and k1 / n1 >= 0.75 and mm > m1
                 and params["protocol"] == "direct"):
             explanation += (
