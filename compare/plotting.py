@@ -39,11 +39,11 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2,
 
 
 def seed_band(ax: Axes, steps: np.ndarray, curves: Sequence[np.ndarray], colour: str,
-              label: str | None = None, confidence: float = 0.95) -> None:
+              label: str | None = None, confidence: float = 0.95, linestyle: str = "-") -> None:
     """Mean over seeds of equally long ``curves`` with a Student-t band (none for one seed)."""
     values = np.stack([np.asarray(c, dtype=float) for c in curves])
     mean = values.mean(0)
-    ax.plot(steps, mean, color=colour, lw=1.8, label=label)
+    ax.plot(steps, mean, color=colour, lw=1.8, label=label, linestyle=linestyle)
     if len(values) > 1:
         half = (stats.t.ppf(0.5 + confidence / 2, len(values) - 1) * values.std(0, ddof=1)
                 / np.sqrt(len(values)))

@@ -17,6 +17,7 @@ from compare.claims.snell.multihead import (
     CANDIDATE_SEEDS,
     RANDOM_SEEDS,
     MultiheadRescuesPermutations,
+    head_curves,
     head_label,
     official_success_steps,
     run_label,
@@ -69,8 +70,29 @@ def test_head_seeds_must_match_the_heads():
 
 def fake(spec: RunSpec, acc: list[float], status: str = "ok") -> RunResult:
     steps = np.arange(len(acc)) * 10
-    return RunResult(spec=spec, status=status, eval_steps=steps,
-                     metrics={"acc": np.asarray(acc, float)}, train_loss=np.zeros(1))
+    metrics = {"acc": np.asarray(acc, float)}
+    if spec.model.heads > 1:  # a bundle records each head's attention accuracy
+        metrics |= {f"attn_acc_head{k}": np.linspace(0, k / spec.model.heads, len(acc))
+                    for k in range(spec.model.heads)}
+    return RunResult(spec=spec, status=status, eval_steps=steps, metrics=metrics,
+                     train_loss=np.zeros(1))
+
+
+def test_head_curves_follow_the_good_head_else_the_best_aligned():
+    spec = RunSpec(task=CopyTask("permutation", 10, 10),
+                   model=Seq2SeqConfig(hidden=8, heads=3, cell="gru", shared_embedding=False,
+                                       base_seed=0, head_seeds=(4, 5, 6)))
+    run = RunResult(spec=spec, status="ok", eval_steps=np.array([0, 10]),
+                    metrics={"attn_acc_head0": np.array([0.0, 0.1]),
+                             "attn_acc_head1": np.array([0.0, 0.9]),
+                             "attn_acc_head2": np.array([0.1, 0.3])},
+                    train_loss=np.zeros(1))
+    good, others = head_curves(run, {6})  # the good head is head 2 (seed 6)
+    np.testing.assert_allclose(good, [0.1, 0.3])
+    np.testing.assert_allclose(others, [0.0, 0.5])  # heads 0 and 1
+    best, mean = head_curves(run, set())  # no good head: the best aligned at the end
+    np.testing.assert_allclose(best, [0.0, 0.9])
+    np.testing.assert_allclose(mean, [1 / 30, 1.3 / 3])
 
 
 def test_head_labels_follow_the_official_rule():
@@ -331,7 +353,7 @@ def test_the_protocol_runs_end_to_end_in_stages(store):
                                      + sum(details["groups"].values()))
     assert details["groups"]["random"] >= 1  # 4 random heads always make bundles of 3
     assert details["test"]["n"] == [details["heads"]["candidates"], details["groups"]["random"]]
-    assert "section5" in outcome.assessment.figures
+    assert {"section5", "section5_curves"} <= set(outcome.assessment.figures)
     # a single-head run stops at its first evaluation above 0.95 (can_learn's "good"); bundles
     # train every step
     for run in (store.get(key) for key in outcome.run_keys):

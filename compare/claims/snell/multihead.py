@@ -60,7 +60,7 @@ from compare.claims.snell.common import (
     success_steps,
 )
 from compare.claims.snell.copying import curves_figure
-from compare.plotting import PALETTE, new_figure
+from compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
 from compare.space import Dimension
 from compare.stats import binomial_ci
 from empirics import RunResult, RunSpec
@@ -138,6 +138,18 @@ def head_label(runs: Sequence[RunResult]) -> str | None:
     agree; a diverged run is neither)."""
     labels = {run_label(r) for r in runs}
     return labels.pop() if len(labels) == 1 else None
+
+
+def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-head attention accuracy of one bundle (``attn_acc_head<k>``, heads in head-seed
+    order): the first head in ``good`` and the mean of the others, or, with none in ``good``,
+    the head best aligned at the last evaluation and the mean over all heads."""
+    seeds = run.spec.model.head_seeds
+    heads = np.stack([run.metric(f"attn_acc_head{i}") for i in range(len(seeds))])
+    mine = [i for i, seed in enumerate(seeds) if seed in good]
+    if mine:
+        return heads[mine[0]], np.delete(heads, mine[0], axis=0).mean(0)
+    return heads[int(heads[:, -1].argmax())], heads.mean(0)
 
 
 @dataclass(frozen=True)
@@ -376,7 +388,8 @@ class MultiheadRescuesPermutations(Claim):
                                      "groups": {g: len(v) for g, v in groups.items()}},
                             figures={"section5": self._section5_figure(
                                 single, {names[g]: v for g, v in groups.items()},
-                                success_text(params))},
+                                success_text(params)),
+                                "section5_curves": self._section5_curves(groups, names, good)},
                             note=note)
 
     @staticmethod
@@ -455,6 +468,43 @@ class MultiheadRescuesPermutations(Claim):
                        "why": "two one-sided tests at 0.05 family-wise, Bonferroni"},
             explanation=explanation + note, n_seeds=n1 + nm, details={"test": cmp, **details},
             figures=figures)
+
+    @staticmethod
+    def _section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
+                         good: set[int]):
+        """F3 (snell2021.md §5, the outputs the protocol is designed for): token accuracy of
+        the bundles, every bundle and the mean with its 95% band per kind; and per-head
+        attention accuracy (argmax on time, ``attn_acc_head<k>``): in bundles with a good
+        head, the good head (solid) against the mean of its bad heads (dashed), i.e. how bad
+        heads fare beside a good one; in the other kinds the best head (solid) against the
+        mean over heads (dashed). Diverged bundles are drawn but left out of the means."""
+        fig, (ax_acc, ax_head) = new_figure(ncols=2)
+        colours = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
+                   "bad": PALETTE["red"]}
+        for kind, runs in groups.items():
+            if not runs:
+                continue
+            runs_with_band(ax_acc, runs, "acc", colours[kind], f"{names[kind]} (mean, 95% CI)")
+            done = [r for r in runs if not r.diverged]
+            if not done or any(len(r.eval_steps) != len(done[0].eval_steps) for r in done):
+                continue
+            solid, dashed = zip(*(head_curves(r, good if kind == "bad + 1 good" else set())
+                                  for r in done), strict=True)
+            first, rest = (("good head", "its bad heads") if kind == "bad + 1 good" else
+                           ("best head", "mean over heads"))
+            steps = done[0].eval_steps
+            seed_band(ax_head, steps, solid, colours[kind], f"{names[kind]}: {first}")
+            seed_band(ax_head, steps, dashed, colours[kind], f"{names[kind]}: {rest}",
+                      linestyle="--")
+        ax_acc.axhline(GOOD_ACC, color=PALETTE["grey"], linestyle="--", lw=1)
+        ax_acc.set_ylabel("token accuracy (teacher forced)")
+        ax_head.set_ylabel("one head's attention accuracy")
+        for ax in (ax_acc, ax_head):
+            ax.set_xlabel(r"training step $\tau$")
+            ax.set_ylim(-0.02, 1.02)
+            ax.legend(fontsize=6, loc="lower right")
+        fig.suptitle("§5 bundles on permutations: accuracy and per-head attention")
+        return fig
 
     @staticmethod
     def _section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]],
