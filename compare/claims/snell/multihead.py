@@ -502,7 +502,8 @@ class MultiheadRescuesPermutations(Claim):
         for ax in (ax_acc, ax_head):
             ax.set_xlabel(r"training step $\tau$")
             ax.set_ylim(-0.02, 1.02)
-            ax.legend(fontsize=6, loc="lower right")
+            if ax.get_legend_handles_labels()[0]:  # no bundles yet: no legend
+                ax.legend(fontsize=6, loc="lower right")
         fig.suptitle("§5 bundles on permutations: accuracy and per-head attention")
         return fig
 
