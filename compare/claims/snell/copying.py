@@ -382,8 +382,9 @@ class KappaPredictsLearningSpeed(Claim):
             f"{v} ({theory.snell.kappa(v, length).value:.4f}): "
             + (f"{m:.0f}" if np.isfinite(m) else "most seeds not learned")
             for v, m in medians.items())
-        why += (f". Median steps to success by V (kappa): {by_v}; V = L = {length} "
-                f"(permutations) is shown, not decided on.")
+        why += f". Median steps to success by V (kappa): {by_v}" + (
+            f"; V = L = {length} (permutations) is shown, not decided on." if length in medians
+            else ".")
         return Assessment(
             verdict=verdict, theory="speed peaks with kappa: up on the rising branch, down on "
                                     "the falling one",
