@@ -220,6 +220,8 @@ def test_stages_classify_lazily_then_combine():
     assert a.details["test"]["n"][0] == 6
     assert a.details["rescue"] is not None
     assert "1 bad + 1 good 4/4 vs 2 bad 1/1" in a.explanation  # named after their heads
+    # 2 bad heads for bundles of 2: every all-bad draw is one model, and the report says so
+    assert "every 2 bad draw is the same set of heads, trained once" in a.explanation
     # without the all-bad bundles there is no rescue comparison, and the report says why
     partial = [fake(s, [0.1, 0.99]) for s in combos
                if min(s.model.head_seeds) >= RANDOM_SEEDS or CANDIDATE_SEEDS + 3 in

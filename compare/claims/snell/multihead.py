@@ -374,6 +374,11 @@ class MultiheadRescuesPermutations(Claim):
             note += (f" Reported, not decided on: {names['bad + 1 good']} {k_good}/{n_good} vs "
                      f"{names['bad']} {k_bad}/{n_bad} (one-sided Fisher p, one good head rescues: "
                      f"{rescue['fisher_p_a_worse']:.3g}).")
+            if len(kept_bad) == k:
+                note += (f" With exactly {k} bad heads every {names['bad']} draw is the same set "
+                         f"of heads, trained once (data seed 0, like every bundle), so that "
+                         f"group is one model; the official loop trains its {params['combos']} "
+                         f"draws on different data streams.")
         else:
             note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
                      f"(for the {names['bad']} bundles) and a good one.")
