@@ -120,10 +120,17 @@ def compare_groups(steps_a: list[int | None], steps_b: list[int | None],
     }
 
 
-def inconclusive_groups_text(alpha: float = 0.025) -> str:
-    """Why :func:`group_verdict` is inconclusive, for the explanation."""
-    return (f" None of the four one-sided p-values is below {alpha} (each test's level, "
-            f"Bonferroni over Fisher and Mann-Whitney): no significant difference either way.")
+def group_test_text(cmp: dict[str, Any], subject: str, alpha: float = 0.025) -> str:
+    """The four one-sided p-values of :func:`compare_groups` for the explanation, and why
+    :func:`group_verdict` is inconclusive when it is."""
+    text = (f"One-sided p ({subject} worse): Fisher {cmp['fisher_p_a_worse']:.3g}, Mann-Whitney "
+            f"{cmp['mannwhitney_p_a_slower']:.3g}; ({subject} better): Fisher "
+            f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
+    if group_verdict(cmp, alpha) is Verdict.INCONCLUSIVE:
+        text += (f" None of the four one-sided p-values is below {alpha} (each test's level, "
+                 f"Bonferroni over Fisher and Mann-Whitney): no significant difference either "
+                 f"way.")
+    return text
 
 
 def group_verdict(cmp: dict[str, Any], alpha: float = 0.025) -> Verdict:

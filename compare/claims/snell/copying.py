@@ -21,8 +21,8 @@ from compare.claims.snell.common import (
     compare_groups,
     copy_spec,
     every_seed_verdict,
+    group_test_text,
     group_verdict,
-    inconclusive_groups_text,
     scale_text,
     success_steps,
 )
@@ -140,12 +140,8 @@ class PermutationIsHard(Claim):
         (k_p, k_s), (m_p, m_s) = cmp["successes"], cmp["median_steps"]
         explanation = (
             f"permutations: {k_p}/{n} seeds learned, median steps-to-success {m_p:.0f}; subset: "
-            f"{k_s}/{n}, median {m_s:.0f} (failures count as {params['steps'] + 1}). One-sided "
-            f"p (permutations worse): Fisher {cmp['fisher_p_a_worse']:.3g}, Mann-Whitney "
-            f"{cmp['mannwhitney_p_a_slower']:.3g}; (permutations better): Fisher "
-            f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
-        if verdict is Verdict.INCONCLUSIVE:
-            explanation += inconclusive_groups_text()
+            f"{k_s}/{n}, median {m_s:.0f} (failures count as {params['steps'] + 1}). "
+            + group_test_text(cmp, "permutations"))
         return Assessment(
             verdict=verdict, theory="permutations worse",
             empirical={"value": k_p / n, "ci": list(binomial_ci(k_p, n)), "confidence": 0.95,
@@ -315,22 +311,23 @@ class KappaPredictsLearningSpeed(Claim):
         it; (nan, 1, 1) when V or speed is constant (no ranking)."""
         if len(set(vocab)) < 2 or len(set(speed)) < 2:
             return float("nan"), 1.0, 1.0
-        up = stats.spearmanr(vocab, speed, alternative="greater").pvalue
+        greater = stats.spearmanr(vocab, speed, alternative="greater")
+        up, rho = greater.pvalue, float(greater.statistic)
         down = stats.spearmanr(vocab, speed, alternative="less").pvalue
-        rho = float(stats.spearmanr(vocab, speed).statistic)
         return (rho, up, down) if rising else (rho, down, up)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         length = params["L"]
+        kappa = {v: theory.snell.kappa(v, length).value for v in params["vocab"]}
         rows = []
         for r, step in zip(results, success_steps(list(results)), strict=True):
             v = r.spec.task.vocab_size
-            rows.append({"V": v, "seed": r.spec.seed, "kappa": theory.snell.kappa(v, length).value,
+            rows.append({"V": v, "seed": r.spec.seed, "kappa": kappa[v],
                          "speed": 0.0 if step is None else 1.0 / max(step, 1),
                          "steps_to_success": step})
         subset = [row for row in rows if row["V"] > length]
         sizes = sorted({row["V"] for row in subset})
-        peak = max(sizes, key=lambda v: theory.snell.kappa(v, length).value) if sizes else 0
+        peak = max(sizes, key=kappa.__getitem__) if sizes else 0
         v_star = theory.snell.kappa_peak(length).value
         branches = {}
         for name, rising, keep in (("rising", True, lambda v: v <= peak),
@@ -379,7 +376,7 @@ class KappaPredictsLearningSpeed(Claim):
                                  else np.inf for row in rows if row["V"] == v])
                    for v in sorted({row["V"] for row in rows})}
         by_v = ", ".join(
-            f"{v} ({theory.snell.kappa(v, length).value:.4f}): "
+            f"{v} ({kappa[v]:.4f}): "
             + (f"{m:.0f}" if np.isfinite(m) else "most seeds not learned")
             for v, m in medians.items())
         why += f". Median steps to success by V (kappa): {by_v}" + (

@@ -54,8 +54,8 @@ from compare.claims.snell.common import (
     SUCCESS_ACC_ONLY,
     compare_groups,
     copy_spec,
+    group_test_text,
     group_verdict,
-    inconclusive_groups_text,
     scale_text,
     success_steps,
 )
@@ -445,11 +445,7 @@ class MultiheadRescuesPermutations(Claim):
         (m1, mm) = cmp["median_steps"]
         explanation = (
             f"{name_a}: {k1}/{n1} learned, median steps {m1:.0f}; {name_b}: {km}/{nm}, median "
-            f"{mm:.0f}. One-sided p (1 head worse): Fisher {cmp['fisher_p_a_worse']:.3g}, "
-            f"Mann-Whitney {cmp['mannwhitney_p_a_slower']:.3g}; (1 head better): Fisher "
-            f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
-        if verdict is Verdict.INCONCLUSIVE:
-            explanation += inconclusive_groups_text()
+            f"{mm:.0f}. " + group_test_text(cmp, "1 head"))
         if (verdict is not Verdict.CONFIRMED and k1 / n1 >= 0.75 and mm > m1
                 and params["protocol"] == "direct"):
             explanation += (

@@ -39,6 +39,13 @@ def _final(results: Sequence[RunResult], metric: str) -> np.ndarray:
     return np.array([r.metric(metric)[-1] for r in results if not r.diverged])
 
 
+def _final_ci(results: Sequence[RunResult], metric: str) -> tuple[np.ndarray, float, float]:
+    """:func:`_final` with its 95% t-interval; (nan, nan) when every run diverged."""
+    values = _final(results, metric)
+    lo, hi = mean_ci(values) if values.size else (float("nan"), float("nan"))
+    return values, lo, hi
+
+
 def _diverged(results: Sequence[RunResult]) -> int:
     return sum(r.diverged for r in results)
 
@@ -91,8 +98,7 @@ class Stage1BowOptimum(Claim):
                     "permutation": theory.snell.stage1_loss(length, length, "permutation").value}
         rows, verdicts = [], []
         for name, runs in (("subset", subset), ("permutation", perm)):
-            losses = _final(runs, "loss_words")
-            lo, hi = mean_ci(losses) if losses.size else (float("nan"), float("nan"))
+            losses, lo, hi = _final_ci(runs, "loss_words")
             if not losses.size:
                 verdict, why = Verdict.INCONCLUSIVE, "every run diverged: no final loss"
             elif hi < floor:
@@ -212,9 +218,8 @@ class KtiwLearnedUnderUniformAttention(Claim):
         (``snell.stage1_bow_optimum``). Below it, the network uses the order, which reaches
         the output through the LSTM states (attention is frozen), and assumption (a) of
         §4.5 (h_l ~ E[x_l]), under which permutations give KTIW no stage-1 signal, fails."""
-        losses = _final(perm_runs, "loss_words")
+        losses, lo, hi = _final_ci(perm_runs, "loss_words")
         floor = theory.snell.stage1_exclusion_loss(params["L"]).value
-        lo, hi = mean_ci(losses)
         if hi >= floor:
             return (f" The permutation runs' per-word loss ({losses.mean():.2f}, 95% CI "
                     f"{lo:.2f}-{hi:.2f}) is not below log(L!)/L = {floor:.2f}: the source "
@@ -238,9 +243,8 @@ class KtiwLearnedUnderUniformAttention(Claim):
         # permutation seed is left out (a crash is no evidence of staying at chance)
         subset = np.array([0.0 if r.diverged else float(r.metric("ktiw_acc")[-1])
                            for r in results[:n]])
-        perm = _final(results[n:], "ktiw_acc")
-        nan = (float("nan"), float("nan"))
-        (s_lo, s_hi), (p_lo, p_hi) = mean_ci(subset), mean_ci(perm) if perm.size else nan
+        perm, p_lo, p_hi = _final_ci(results[n:], "ktiw_acc")
+        s_lo, s_hi = mean_ci(subset)
         hi_t, lo_t = self.thresholds(params["L"])
         if s_lo > hi_t and p_hi < lo_t:
             verdict = Verdict.CONFIRMED
