@@ -30,9 +30,12 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tqdm.auto import tqdm
+
+if TYPE_CHECKING:
+    from compare.claim import Claim
 
 EXIT_USAGE = 2
 
@@ -140,18 +143,11 @@ def _check_corpus(path: str) -> str:
 
 # -- verify ---------------------------------------------------------------------------------
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from compare.registry import select
-
     _check_common_options(args)
     if not (args.executor in ("local", "dask-local") or args.executor.startswith("dask://")):
         raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
                         f"dask://HOST:PORT")
-    try:
-        claims = select(args.paper, args.claim)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    if not claims:
-        raise UserError(f"no claims for paper {args.paper!r} yet")
+    claims = _selected(args)
     if args.connect_timeout <= 0:
         raise UserError(f"--connect-timeout must be a number of seconds > 0; got "
                         f"{args.connect_timeout:g}")
@@ -182,6 +178,19 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
+
+
+def _selected(args: argparse.Namespace) -> list[Claim]:
+    """The claims ``--paper`` and ``--claim`` select (all without either)."""
+    from compare.registry import select
+
+    try:
+        claims = select(args.paper, args.claim)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if not claims:
+        raise UserError(f"no claims for paper {args.paper!r} yet")
+    return claims
 
 
 @contextmanager
@@ -469,8 +478,14 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(text)
         elif args.action == "pack":
+            keys, scope = args.keys or None, ""
+            if args.paper or args.claim or args.profile:
+                if args.keys:
+                    raise UserError("name run keys or a verify (--paper, --claim, --profile), "
+                                    "not both")
+                keys, scope = _verify_keys(args, store)
             try:
-                done = pack(store, args.file, args.keys or None)
+                done = pack(store, args.file, keys)
             except KeyError as exc:
                 raise UserError(f"no run {exc.args[0]!r} in {store.root} (see 'attnverify runs "
                                 f"list')") from None
@@ -482,6 +497,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             print(f"packed {done.packed} runs from {store.root} into {args.file} ({size:.1f} "
                   f"MiB)" + (f"; {done.stale} made by other code left out (never read again)"
                              if done.stale else ""), file=sys.stderr)
+            if scope:
+                print(scope, file=sys.stderr)
         elif args.action == "unpack":
             if not Path(args.file).is_file():
                 raise UserError(f"no archive {args.file!r}")
@@ -508,6 +525,34 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed run key, an archive that is not one
         raise UserError(str(exc)) from None
     return 0
+
+
+def _verify_keys(args: argparse.Namespace, store) -> tuple[list[str], str]:
+    """``runs pack --paper/--claim/--profile``: the stored keys of the runs ``verify`` with
+    these options reads (its ``--dry-run`` plan: a staged claim's stages replayed from the
+    store) and a line saying so, and what of it is not stored yet."""
+    from compare.claim import PROFILES
+    from compare.plan import plan
+
+    profile = args.profile or "quick"
+    if profile not in PROFILES:
+        raise UserError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+    plans = plan(_selected(args), profile, store)
+    named = list(dict.fromkeys(key for p in plans for key in p.keys))
+    stored = [key for key in named if store.has(key)]
+    what = " ".join(f"--{name} {value}" for name, value in (
+        ("paper", args.paper), ("claim", args.claim), ("profile", profile)) if value)
+    if not stored:
+        raise UserError(f"none of the {len(named)} runs 'verify {what}' reads is in "
+                        f"{store.root}; nothing to pack")
+    scope = f"the runs 'verify {what}' reads"
+    unfinished = [p for p in plans if p.missing]
+    if unfinished:
+        scope += (f"; {len(named) - len(stored)} of them not trained yet (" + ", ".join(
+            f"{p.claim_id}{f' stage {p.stage}' if p.staged else ''}" for p in unfinished)
+                  + ("; the stages after are decided by those runs"
+                     if any(p.staged for p in unfinished) else "") + ")")
+    return stored, scope
 
 
 def _get(store, key: str):
@@ -639,6 +684,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write runs into an archive, to move them to another machine")
     k.add_argument("file", help="the archive to write (a gzipped tar)")
     k.add_argument("keys", nargs="*", help="run keys (default: every current run)")
+    k.add_argument("--paper", help="instead of keys: the runs 'verify --paper PAPER' reads")
+    k.add_argument("--claim", help="instead of keys: the runs of one claim's verify")
+    k.add_argument("--profile", help="with --paper or --claim: the profile (default: quick; "
+                                     "alone: every claim at this profile)")
     runs.add_parser("unpack", parents=[common],
                     help="import the runs of an archive made by 'runs pack' (each checked)"
                     ).add_argument("file", help="the archive")

@@ -41,6 +41,8 @@ class ClaimPlan:
     """The stage the missing runs belong to (1: the first; later ones replayed from the store)."""
     note: str = ""
     """``Claim.stage_note`` on the stored results of the stages before ``stage``."""
+    keys: list[str] = field(default_factory=list)
+    """The key of every run counted in ``runs``, stored or not (``runs pack --profile``)."""
 
 
 EXTRAPOLATION = 4.0
@@ -118,7 +120,8 @@ def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
     known = {s.key(): s for s in batch}
     if not claim.staged(params):
         missing = [s for k, s in known.items() if not store.has(k)]
-        return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing)
+        return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing,
+                         keys=list(known))
     results: list[RunResult] = []  # every stage's results in spec order, as verify passes them
     for stage in range(1, MAX_STAGES + 1):
         known.update((s.key(), s) for s in batch)
@@ -128,11 +131,12 @@ def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
         if missing:
             return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing,
                              staged=True, stage=stage,
-                             note=claim.stage_note(params, results) if results else "")
+                             note=claim.stage_note(params, results) if results else "",
+                             keys=list(known))
         results += stored  # type: ignore[arg-type]  # none is None here
         batch = [place(s) for s in claim.followup(params, results)]
         if not batch:  # every stage is stored: the claim is complete
-            return ClaimPlan(claim.id, len(known), len(known), stage=stage)
+            return ClaimPlan(claim.id, len(known), len(known), stage=stage, keys=list(known))
     raise RuntimeError(f"{claim.id}: more than {MAX_STAGES} stages replayed from the store; a "
                        f"followup must end")
 

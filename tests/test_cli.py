@@ -80,8 +80,21 @@ def test_verify_runs_and_export(capsys, tmp_path):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert len(rows) == 3 and {"key", "step", "seed", "attn_entropy", "task.vocab_size"} <= set(
         rows[0])
+    # pack what a verify reads: every run, then (one removed) what is stored, with a note
+    pack = ("runs", "pack", str(tmp_path / "v.tar.gz"), "--claim",
+            "snell.uniform_attention_at_init", "--profile", "smoke", "--cache", cache)
+    code, _, err = run(capsys, *pack)
+    assert code == 0 and "packed 3 runs" in err and "not trained yet" not in err
+    run(capsys, "runs", "rm", keys[0], "--cache", cache)
+    code, _, err = run(capsys, *pack)
+    assert code == 0 and "packed 2 runs" in err
+    assert "1 of them not trained yet (snell.uniform_attention_at_init)" in err
+    code, _, err = run(capsys, *pack[:3], keys[1], "--paper", "snell", "--cache", cache)
+    assert code == 2 and "not both" in err
     code, _, err = run(capsys, "runs", "clear", "--cache", cache)
-    assert "removed 3 runs" in err
+    assert "removed 2 runs" in err
+    code, _, err = run(capsys, *pack)
+    assert code == 2 and "none of the 3 runs" in err and err.count("\n") == 1
 
 
 def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp_path):
