@@ -301,6 +301,8 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
     assert (p.stage, p.runs, p.cached, p.staged) == (3, 11, 9, True)
     assert [candidate(s) for s in p.missing] == stages[2] == [(3, 1), (4, 1)]
+    # the keys 'runs pack --paper' packs: the stored stages and the missing stage's runs
+    assert set(p.keys) == {r.key for r in results[:9]} | {s.key() for s in p.missing}
     assert p.note == ("6 of at most 9 candidates drawn, 9 single-head runs; kept 0 good and 2 "
                       "bad of 2 each")
     for r in results[9:] + [fake(s, [0.1, 0.5]) for s in combos]:
@@ -308,6 +310,7 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
     assert (p.runs, p.cached, p.missing, p.staged) == (11 + len(combos), 11 + len(combos), [],
                                                        False)
+    assert len(p.keys) == p.runs and all(store.has(k) for k in p.keys)
 
 
 def official_loop(table, params):
