@@ -377,8 +377,9 @@ class MultiheadRescuesPermutations(Claim):
             if len(kept_bad) == k:
                 note += (f" With exactly {k} bad heads every {names['bad']} draw is the same set "
                          f"of heads, trained once (data seed 0, like every bundle), so that "
-                         f"group is one model; the official loop trains its {params['combos']} "
-                         f"draws on different data streams.")
+                         f"group is one model (the official loop draws {k} of its "
+                         f"{params['needed']} bad heads: mostly different sets, each also "
+                         f"trained with data seed 0, spec B8).")
         else:
             note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
                      f"(for the {names['bad']} bundles) and a good one.")
