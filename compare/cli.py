@@ -500,19 +500,23 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             if scope:
                 print(scope, file=sys.stderr)
         elif args.action == "unpack":
-            if not Path(args.file).is_file():
-                raise UserError(f"no archive {args.file!r}")
-            try:
-                done = unpack(store, args.file)
-            except OSError as exc:
-                if exc.errno in DISK_ERRORS:
-                    raise
-                raise UserError(f"cannot write to {store.root}: {exc.strerror} (the runs "
-                                f"imported before stay; unpack again to complete)") from None
-            print(f"imported {done.imported} runs into {store.root}; {done.present} were there "
-                  f"already" + (f"; {done.stale} made by other code left out (their specs have "
-                                f"other keys with this code: they would never be read)"
-                                if done.stale else ""), file=sys.stderr)
+            missing = [file for file in args.files if not Path(file).is_file()]
+            if missing:  # before importing anything: a typo should not half-import a set
+                raise UserError(f"no archive {missing[0]!r}")
+            for file in args.files:
+                try:
+                    done = unpack(store, file)
+                except OSError as exc:
+                    if exc.errno in DISK_ERRORS:
+                        raise
+                    raise UserError(f"cannot write to {store.root}: {exc.strerror} (the runs "
+                                    f"imported before stay; unpack again to complete)") from None
+                print(f"imported {done.imported} runs into {store.root}"
+                      + (f" from {file}" if len(args.files) > 1 else "")
+                      + f"; {done.present} were there already"
+                      + (f"; {done.stale} made by other code left out (their specs have other "
+                         f"keys with this code: they would never be read)"
+                         if done.stale else ""), file=sys.stderr)
         elif args.action == "rm":
             if not store.remove(args.key):
                 raise UserError(f"no run {args.key!r} in {store.root}")
@@ -689,8 +693,10 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--profile", help="with --paper or --claim: the profile (default: quick; "
                                      "alone: every claim at this profile)")
     runs.add_parser("unpack", parents=[common],
-                    help="import the runs of an archive made by 'runs pack' (each checked)"
-                    ).add_argument("file", help="the archive")
+                    help="import the runs of archives made by 'runs pack' (each checked)"
+                    ).add_argument("files", nargs="+", metavar="file",
+                                   help="the archives (a set split over several files: all "
+                                        "of them, in any order)")
     runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
     runs.add_parser("clear", parents=[common], help="remove every cached run").add_argument(
         "--stale", action="store_true",

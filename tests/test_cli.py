@@ -146,6 +146,21 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
     code, _, err = run(capsys, "runs", "unpack", archive, "--cache", str(tmp_path / "b"))
     assert code == 0 and "imported 1 runs" in err and "0 were there already" in err
     assert RunStore(tmp_path / "b").get(spec.key()) is not None
+    # a set split over several archives: one call imports them all, one line each
+    other = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
+                    batch_size=2, eval_size=2, seed=1)
+    store.put(train(other))
+    second = str(tmp_path / "second.tar.gz")
+    assert run(capsys, "runs", "pack", second, other.key(), "--cache", str(store.root))[0] == 0
+    code, _, err = run(capsys, "runs", "unpack", archive, second, "--cache",
+                       str(tmp_path / "c"))
+    assert code == 0 and f"imported 1 runs into {tmp_path / 'c'} from {archive}" in err
+    assert f"from {second}" in err and err.count("\n") == 2
+    assert set(RunStore(tmp_path / "c").keys()) == {spec.key(), other.key()}
+    # a missing one is named before anything is imported
+    code, _, err = run(capsys, "runs", "unpack", second, str(tmp_path / "none.tar.gz"),
+                       "--cache", str(tmp_path / "d"))
+    assert code == 2 and "none.tar.gz" in err and not (tmp_path / "d" / "runs").exists()
     # user errors: one line, exit 2
     for argv, message in ((["unpack", str(tmp_path / "none.tar.gz")], "no archive"),
                           (["unpack", str(tmp_path / "a" / "runs")], "no archive"),
