@@ -484,6 +484,9 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                     raise UserError("name run keys or a verify (--paper, --claim, --profile), "
                                     "not both")
                 keys, scope = _verify_keys(args, store)
+            left_out = 0
+            if args.exclude:
+                keys, left_out = _not_archived(args.exclude, args.file, keys, store)
             try:
                 done = pack(store, args.file, keys)
             except KeyError as exc:
@@ -496,7 +499,9 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             size = Path(args.file).stat().st_size / 2**20
             print(f"packed {done.packed} runs from {store.root} into {args.file} ({size:.1f} "
                   f"MiB)" + (f"; {done.stale} made by other code left out (never read again)"
-                             if done.stale else ""), file=sys.stderr)
+                             if done.stale else "")
+                  + (f"; {left_out} already in the --except archives left out"
+                     if left_out else ""), file=sys.stderr)
             if scope:
                 print(scope, file=sys.stderr)
         elif args.action == "unpack":
@@ -529,6 +534,28 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a malformed run key, an archive that is not one
         raise UserError(str(exc)) from None
     return 0
+
+
+def _not_archived(archives: list[str], file: str, keys: list[str] | None,
+                  store) -> tuple[list[str], int]:
+    """``runs pack --except ARCHIVE``: ``keys`` (None: every stored run) without the runs
+    these archives hold, and how many were left out; the next part of a set split over
+    several archives, e.g. the runs trained since the last pack."""
+    from empirics.archive import archived_keys
+
+    if any(Path(archive).resolve() == Path(file).resolve() for archive in archives):
+        raise UserError(f"{file} is also named by --except: packing would replace it by the "
+                        f"runs it lacks (write the new part to another file)")
+    missing = [archive for archive in archives if not Path(archive).is_file()]
+    if missing:
+        raise UserError(f"no archive {missing[0]!r} (--except)")
+    held = set().union(*(archived_keys(archive) for archive in archives))
+    named = list(store.keys()) if keys is None else keys
+    kept = [key for key in named if key not in held]
+    if not kept:
+        raise UserError(f"all {len(named)} runs to pack are in the --except archives; "
+                        f"nothing to pack")
+    return kept, len(named) - len(kept)
 
 
 def _verify_keys(args: argparse.Namespace, store) -> tuple[list[str], str]:
@@ -692,6 +719,9 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--claim", help="instead of keys: the runs of one claim's verify")
     k.add_argument("--profile", help="with --paper or --claim: the profile (default: quick; "
                                      "alone: every claim at this profile)")
+    k.add_argument("--except", dest="exclude", action="append", default=[], metavar="ARCHIVE",
+                   help="leave out the runs this archive holds (repeatable): pack what was "
+                        "trained since, as the next part of a set split over archives")
     runs.add_parser("unpack", parents=[common],
                     help="import the runs of archives made by 'runs pack' (each checked)"
                     ).add_argument("files", nargs="+", metavar="file",

@@ -159,6 +159,14 @@ def _check_stream(stream: IO[bytes], path: Path) -> None:
     stream.seek(0)
 
 
+def archived_keys(path: Path | str) -> set[str]:
+    """The run keys an archive made by :func:`pack` holds, read from its headers (no entry is
+    read or checked: :func:`unpack` checks). ValueError if it is not such an archive."""
+    path = Path(path)
+    with _reading(path), tarfile.open(path, mode="r:gz") as tar:
+        return set(_entries(tar, path))
+
+
 def unpack(store: RunStore, path: Path | str) -> Unpacked:
     """Import the runs of an archive made by :func:`pack`. All or nothing: every entry is
     checked (layout, member sizes, schema, checksum, arrays) before any is published, and a

@@ -151,7 +151,9 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
                     batch_size=2, eval_size=2, seed=1)
     store.put(train(other))
     second = str(tmp_path / "second.tar.gz")
-    assert run(capsys, "runs", "pack", second, other.key(), "--cache", str(store.root))[0] == 0
+    code, _, err = run(capsys, "runs", "pack", second, "--except", archive, "--cache",
+                       str(store.root))  # the runs trained since the first archive
+    assert code == 0 and "packed 1 runs" in err and "1 already in the --except" in err
     code, _, err = run(capsys, "runs", "unpack", archive, second, "--cache",
                        str(tmp_path / "c"))
     assert code == 0 and f"imported 1 runs into {tmp_path / 'c'} from {archive}" in err
@@ -165,6 +167,11 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
     for argv, message in ((["unpack", str(tmp_path / "none.tar.gz")], "no archive"),
                           (["unpack", str(tmp_path / "a" / "runs")], "no archive"),
                           (["pack", archive, "0" * 24], "no run"),
+                          (["pack", archive, "--except", archive], "also named by --except"),
+                          (["pack", str(tmp_path / "x.tar.gz"), spec.key(), "--except",
+                            archive], "nothing to pack"),
+                          (["pack", str(tmp_path / "x.tar.gz"), "--except",
+                            str(tmp_path / "none.tar.gz")], "no archive"),
                           (["pack", str(tmp_path / "no" / "x.tar.gz")], "cannot write")):
         code, _, err = run(capsys, "runs", *argv, "--cache", str(store.root))
         assert code == 2 and message in err and err.count("\n") == 1, argv
@@ -172,6 +179,10 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
     code, _, err = run(capsys, "runs", "unpack", str(tmp_path / "junk.tar.gz"), "--cache",
                        str(tmp_path / "b"))
     assert code == 2 and "not a readable run archive" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "runs", "pack", str(tmp_path / "x.tar.gz"), "--except",
+                       str(tmp_path / "junk.tar.gz"), "--cache", str(store.root))
+    assert code == 2 and "not a readable run archive" in err and not (tmp_path / "x.tar.gz"
+                                                                      ).exists()
 
 
 def test_claims_lists_every_claim(capsys):
