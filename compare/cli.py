@@ -505,9 +505,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             if scope:
                 print(scope, file=sys.stderr)
         elif args.action == "unpack":
-            missing = [file for file in args.files if not Path(file).is_file()]
-            if missing:  # before importing anything: a typo should not half-import a set
-                raise UserError(f"no archive {missing[0]!r}")
+            _require_archives(args.files)  # before importing: a typo should not half-import
             for file in args.files:
                 try:
                     done = unpack(store, file)
@@ -536,6 +534,13 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _require_archives(files: list[str], role: str = "") -> None:
+    """A UserError naming the first of ``files`` that is not a file, before any is read."""
+    missing = [file for file in files if not Path(file).is_file()]
+    if missing:
+        raise UserError(f"no archive {missing[0]!r}{role}")
+
+
 def _not_archived(archives: list[str], file: str, keys: list[str] | None,
                   store) -> tuple[list[str], int]:
     """``runs pack --except ARCHIVE``: ``keys`` (None: every stored run) without the runs
@@ -546,9 +551,7 @@ def _not_archived(archives: list[str], file: str, keys: list[str] | None,
     if any(Path(archive).resolve() == Path(file).resolve() for archive in archives):
         raise UserError(f"{file} is also named by --except: packing would replace it by the "
                         f"runs it lacks (write the new part to another file)")
-    missing = [archive for archive in archives if not Path(archive).is_file()]
-    if missing:
-        raise UserError(f"no archive {missing[0]!r} (--except)")
+    _require_archives(archives, " (--except)")
     held = set().union(*(archived_keys(archive) for archive in archives))
     named = list(store.keys()) if keys is None else keys
     kept = [key for key in named if key not in held]
