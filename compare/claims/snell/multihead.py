@@ -526,6 +526,6 @@ class MultiheadRescuesPermutations(Claim):
             ax.annotate(f"{k}/{n}", (x, min(hi + 0.03, 1.0)), ha="center", fontsize=7)
         ax.set_xticks(np.arange(len(bars)), list(bars), fontsize=7)
         ax.set_ylim(0, 1.1)
-        ax.set_ylabel(f"success rate ({success}), 95% CI")
-        ax.set_title("§5 protocol: permutation copying, heads on a shared base")
+        ax.set_ylabel(f"success rate, 95% CI\n({success})", fontsize=8)
+        ax.set_title("§5 protocol on permutations (shared base)", fontsize=10)
         return fig
