@@ -16,7 +16,12 @@ from compare.claims.snell import (
     PermutationSaddle,
     Stage1BowOptimum,
 )
-from compare.claims.snell.common import compare_groups, every_seed_verdict, group_verdict
+from compare.claims.snell.common import (
+    compare_groups,
+    every_seed_verdict,
+    group_test_text,
+    group_verdict,
+)
 from empirics import RunResult
 
 
@@ -45,6 +50,17 @@ def test_group_rule():
     slower = compare_groups([90, 95, 80, 85, 90, 99, 88, 92], [10, 20, 15, 12, 18, 11, 14, 16],
                             budget=100)
     assert slower["fisher_p_a_worse"] == 1.0 and group_verdict(slower) is Verdict.CONFIRMED
+
+
+def test_group_text_names_tests_that_disagree():
+    """A fails more often (Fisher) yet its successes come first (Mann-Whitney): both
+    directions are significant, the verdict follows 'worse' and the text says so."""
+    mixed = compare_groups([10] * 30 + [None] * 10, [65] * 40, budget=100)
+    assert mixed["fisher_p_a_worse"] < 0.025 and mixed["mannwhitney_p_a_faster"] < 0.025
+    assert group_verdict(mixed) is Verdict.CONFIRMED
+    assert "opposite directions" in group_test_text(mixed, "A")
+    one_way = compare_groups([None] * 8, [50] * 8, budget=100)
+    assert "opposite directions" not in group_test_text(one_way, "A")
 
 
 def test_permutation_is_hard_reads_both_groups():

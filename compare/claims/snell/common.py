@@ -130,14 +130,26 @@ def group_test_text(cmp: dict[str, Any], subject: str, alpha: float = 0.025) -> 
         text += (f" None of the four one-sided p-values is below {alpha} (each test's level, "
                  f"Bonferroni over Fisher and Mann-Whitney): no significant difference either "
                  f"way.")
+    worse, better = _significant_directions(cmp, alpha)
+    if worse and better:
+        text += (f" The tests point in opposite directions (each below {alpha}): {subject} "
+                 f"is worse by one and better by the other. The verdict follows the "
+                 f"'worse' direction, which is checked first.")
     return text
 
 
 def group_verdict(cmp: dict[str, Any], alpha: float = 0.025) -> Verdict:
     """Confirmed when A is significantly worse (fewer successes or slower); refuted when A is
     significantly better; inconclusive otherwise."""
-    if min(cmp["fisher_p_a_worse"], cmp["mannwhitney_p_a_slower"]) < alpha:
+    worse, better = _significant_directions(cmp, alpha)
+    if worse:
         return Verdict.CONFIRMED
-    if min(cmp["fisher_p_a_better"], cmp["mannwhitney_p_a_faster"]) < alpha:
+    if better:
         return Verdict.REFUTED
     return Verdict.INCONCLUSIVE
+
+
+def _significant_directions(cmp: dict[str, Any], alpha: float) -> tuple[bool, bool]:
+    """(A significantly worse, A significantly better) by either test of :func:`compare_groups`."""
+    return (min(cmp["fisher_p_a_worse"], cmp["mannwhitney_p_a_slower"]) < alpha,
+            min(cmp["fisher_p_a_better"], cmp["mannwhitney_p_a_faster"]) < alpha)
