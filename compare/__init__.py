@@ -1,9 +1,29 @@
-"""Claims, verdicts, statistics, reports and the CLI: imports ``theory`` and ``empirics``."""
+"""Claims, verdicts, statistics, reports and the CLI: imports ``theory`` and ``empirics``.
 
-from compare.claim import PROFILES, Assessment, Claim, Verdict
-from compare.registry import CLAIMS, register, select
-from compare.verify import ClaimOutcome, evaluate, evaluate_all
+The public names load on first use (PEP 562), so that the command line's light commands
+(``attnverify predict``, ``--version``) never import torch or hypothesis.
+"""
 
-__all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Verdict", "evaluate",
-           "evaluate_all",
-           "register", "select"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from attnverify.compare.claim import PROFILES, Assessment, Claim, Verdict
+    from attnverify.compare.registry import CLAIMS, register, select
+    from attnverify.compare.verify import ClaimOutcome, evaluate, evaluate_all
+
+_EXPORTS = {
+    "PROFILES": "claim", "Assessment": "claim", "Claim": "claim", "Verdict": "claim",
+    "CLAIMS": "registry", "register": "registry", "select": "registry",
+    "ClaimOutcome": "verify", "evaluate": "verify", "evaluate_all": "verify",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from empirics import RunSpec
-from empirics.executor import worker_count
+from attnverify.empirics import RunSpec
+from attnverify.empirics.executor import worker_count
 
 FAMILIES = ("snell_copying", "snell_multihead", "musat_retrieval", "bao_lm")
 CONFIGS = ("quick", "full")
@@ -58,18 +58,18 @@ CONFIGS = ("quick", "full")
 def family_spec(family: str, config: str) -> RunSpec:
     """The run a claim of ``family`` trains at profile ``config`` (seed 0)."""
     if family in ("snell_copying", "snell_multihead"):
-        from compare.claims.snell.common import COPYING, copy_spec
+        from attnverify.compare.claims.snell.common import COPYING, copy_spec
 
         params = COPYING[config]
         extra = ({"heads": 8, "cell": "gru", "shared_embedding": False}
                  if family == "snell_multihead" else {})
         return copy_spec(params, "permutation", params["L"], 0, **extra)
     if family == "musat_retrieval":
-        from compare.claims.musat.training import RETRIEVAL, retrieval_spec
+        from attnverify.compare.claims.musat.training import RETRIEVAL, retrieval_spec
 
         return retrieval_spec(RETRIEVAL[config], "deep", True, 0)
     if family == "bao_lm":
-        from compare.claims.bao.training import LM, lm_specs
+        from attnverify.compare.claims.bao.training import LM, lm_specs
 
         return lm_specs(LM[config])[0]
     raise ValueError(f"unknown family {family!r}; accepted: {', '.join(FAMILIES)}")
@@ -118,7 +118,7 @@ def recurrent_flops(module: torch.nn.Module, inputs: torch.Tensor) -> float:
 
 def flops_per_step(spec: RunSpec) -> float:
     """Forward + backward FLOPs of one training step of ``spec`` (:func:`count_step_flops`)."""
-    from empirics import build_model
+    from attnverify.empirics import build_model
 
     batch = spec.task.sample(spec.batch_size, torch.Generator().manual_seed(0))
     return count_step_flops(build_model(spec), lambda m: m.loss(batch))
@@ -158,7 +158,7 @@ def fixed_cost_fraction(spec: RunSpec, steps: int, repeats: int) -> float:
     """Step time at batch 1 over step time at ``spec.batch_size``, one thread, the plain loop:
     the share of a step that does not grow with the batch (op dispatch, Python, the optimizer
     over the parameters), i.e. all that batching seeds could share."""
-    from empirics.train import single_thread
+    from attnverify.empirics.train import single_thread
 
     with single_thread():
         small = min(reference_step_time(dataclasses.replace(spec, batch_size=1),
@@ -177,7 +177,7 @@ def batching_bound(fixed: float) -> float | None:
 def straightforward_step(spec: RunSpec) -> Callable[[], None]:
     """One training step of a fresh model of ``spec`` the straightforward way (the model's
     loss, backward, optimizer step; no attnverify loop), as a function to call repeatedly."""
-    from empirics import build_model
+    from attnverify.empirics import build_model
 
     model = build_model(spec)
     optimizer = spec.optimizer.build(model.parameters())
@@ -216,7 +216,7 @@ def op_profile(spec: RunSpec, steps: int = 2, top: int = 5) -> list[dict[str, An
     the optimizer...)."""
     from torch.profiler import ProfilerActivity, profile
 
-    from empirics.train import single_thread
+    from attnverify.empirics.train import single_thread
 
     with single_thread():
         step = straightforward_step(spec)
@@ -231,8 +231,8 @@ def op_profile(spec: RunSpec, steps: int = 2, top: int = 5) -> list[dict[str, An
 
 
 def _train_unit(unit: list[dict[str, Any]]) -> float:
-    from empirics import RunSpec
-    from empirics.train import train_group
+    from attnverify.empirics import RunSpec
+    from attnverify.empirics.train import train_group
 
     start = time.perf_counter()
     train_group([RunSpec.from_dict(data) for data in unit])
@@ -243,8 +243,8 @@ def verify_way_seeds(spec: RunSpec, workers: int) -> int:
     """How many seeds the verify-way measurement trains at once: one per worker, or a full
     seed-batched group per worker where the model trains seed-batched (as ``verify`` does
     with a claim's seeds)."""
-    from empirics.executor import MAX_SEED_GROUP
-    from empirics.train import batched_by_default
+    from attnverify.empirics.executor import MAX_SEED_GROUP
+    from attnverify.empirics.train import batched_by_default
 
     return workers * (MAX_SEED_GROUP if batched_by_default(spec) else 1)
 
@@ -254,7 +254,7 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
     """Seed-steps per second the way ``verify`` trains: :func:`verify_way_seeds` seeds split
     into units of work by the executor's own :func:`~empirics.executor.work_units`, one
     process per core, one thread each."""
-    from empirics.executor import work_units
+    from attnverify.empirics.executor import work_units
 
     seeds = verify_way_seeds(spec, workers)
 
@@ -273,9 +273,9 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
 
 
 def _train_peak_rss_mb(unit: list[dict[str, Any]]) -> float:
-    from empirics import RunSpec
-    from empirics.executor import one_thread
-    from empirics.train import train_group
+    from attnverify.empirics import RunSpec
+    from attnverify.empirics.executor import one_thread
+    from attnverify.empirics.train import train_group
 
     one_thread()
     train_group([RunSpec.from_dict(data) for data in unit])
@@ -328,7 +328,7 @@ def _timed(func: Callable[[], Any], repeats: int) -> dict[str, float]:
 
 
 def theory_throughput(repeats: int) -> dict[str, Any]:
-    import theory
+    from attnverify import theory
 
     rng = np.random.default_rng(0)
     n = 10**6
@@ -355,7 +355,7 @@ def verify_quick_times() -> dict[str, float]:
         times = {}
         for name in ("cold", "warm"):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "compare.cli", "verify", "--profile", "quick",
+            subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--profile", "quick",
                             "--out", out, "--quiet"], env=env, check=True,
                            capture_output=True)
             times[name] = time.perf_counter() - start
@@ -365,7 +365,7 @@ def verify_quick_times() -> dict[str, float]:
 def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = CONFIGS,
               repeats: int = 3, with_verify: bool = False,
               log: Callable[[str], None] = print) -> dict[str, Any]:
-    from empirics.train import batched_by_default
+    from attnverify.empirics.train import batched_by_default
 
     workers = worker_count(None)
     log(f"GEMM peak on {workers} core(s)...")

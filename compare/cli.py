@@ -9,6 +9,7 @@
     attnverify figures [--profile P] [--out DIR]
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
     attnverify claims [--json]
+    attnverify --version
     attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | rm KEY | clear
 
 User errors print one line on stderr naming the problem and the accepted values and exit with 2,
@@ -34,8 +35,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from tqdm.auto import tqdm
 
+from attnverify import __version__
+
 if TYPE_CHECKING:
-    from compare.claim import Claim
+    from attnverify.compare.claim import Claim
 
 EXIT_USAGE = 2
 
@@ -59,8 +62,8 @@ def _quantities_help() -> str:
     """``predict --help``: every quantity with its parameters."""
     import inspect
 
-    import theory
-    from theory.registry import parameters
+    from attnverify import theory
+    from attnverify.theory.registry import parameters
 
     def usage(param: inspect.Parameter) -> str:
         return (f"--{param.name} VALUE" if param.default is inspect.Parameter.empty
@@ -97,7 +100,7 @@ def _check_output_dir(path: Path, option: str) -> None:
 
 
 def _store(args: argparse.Namespace):
-    from empirics import RunStore
+    from attnverify.empirics import RunStore
 
     return RunStore(Path(args.cache).expanduser() if args.cache else None)
 
@@ -105,14 +108,14 @@ def _store(args: argparse.Namespace):
 def _check_common_options(args: argparse.Namespace) -> None:
     """--profile, and --workers and --device where the command has them, before anything is
     written."""
-    from compare.claim import PROFILES
+    from attnverify.compare.claim import PROFILES
 
     if args.profile not in PROFILES:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     if getattr(args, "device", None) is not None:  # before anything is written
-        from empirics.executor import ExecutorSetupError, check_device
+        from attnverify.empirics.executor import ExecutorSetupError, check_device
 
         try:
             check_device(args.device)
@@ -131,7 +134,7 @@ def _out_and_store(args: argparse.Namespace):
 
 def _check_corpus(path: str) -> str:
     """The corpus directory, resolved, after checking that it holds the WikiText files."""
-    from empirics.text_corpus import corpus_fingerprint
+    from attnverify.empirics.text_corpus import corpus_fingerprint
 
     root = Path(path).expanduser().resolve()
     try:
@@ -156,13 +159,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     out, store = _out_and_store(args)
     overrides, points = _overrides_and_points(args, claims)
 
-    from compare.report import Report, fmt, measured_text
-    from compare.verify import evaluate_all
-    from empirics.versions import machine, versions
+    from attnverify.compare.report import Report, fmt, measured_text
+    from attnverify.compare.verify import evaluate_all
+    from attnverify.empirics.versions import machine, versions
 
     with _executor(args, store) as executor, _param_errors(points):
         outcomes = evaluate_all(claims, args.profile, executor, overrides, points)
-    from compare.falsify import load_saved
+    from attnverify.compare.falsify import load_saved
 
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes,
@@ -182,7 +185,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _selected(args: argparse.Namespace) -> list[Claim]:
     """The claims ``--paper`` and ``--claim`` select (all without either)."""
-    from compare.registry import select
+    from attnverify.compare.registry import select
 
     try:
         claims = select(args.paper, args.claim)
@@ -217,8 +220,8 @@ def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Any]
 def _dry_run(args: argparse.Namespace, claims: Sequence[Any]) -> int:
     """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
     trained or written (:mod:`compare.plan`)."""
-    from compare.plan import measured_rates, plan, plan_table
-    from empirics import LocalExecutor
+    from attnverify.compare.plan import measured_rates, plan, plan_table
+    from attnverify.empirics import LocalExecutor
 
     store = _store(args)
     overrides, points = _overrides_and_points(args, claims)
@@ -266,7 +269,7 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
             raise UserError(f"unknown parameter {name!r} of {claim.id}; accepted: "
                             f"{', '.join(defaults)}")
         point[name] = _param_value(text, defaults[name])
-    from compare.verify import plan_params
+    from attnverify.compare.verify import plan_params
 
     with _param_errors({claim.id: point}):
         claim.checked_specs(plan_params(claim, profile, overrides, point))
@@ -276,14 +279,14 @@ def _claim_point(claims: Sequence[Any], profile: str, items: Sequence[str] | Non
 def _executor(args: argparse.Namespace, store):
     """The executor ``--executor`` names; setup problems (no ``distributed``, a malformed or
     unreachable scheduler address) are user errors."""
-    from empirics import LocalExecutor
-    from empirics.executor import ExecutorSetupError
+    from attnverify.empirics import LocalExecutor
+    from attnverify.empirics.executor import ExecutorSetupError
 
     try:
         if args.executor == "local":
             return LocalExecutor(store, workers=args.workers, progress=not args.quiet,
                                  device=args.device)
-        from empirics.dask_executor import DaskExecutor
+        from attnverify.empirics.dask_executor import DaskExecutor
 
         return DaskExecutor(store, args.executor, workers=args.workers,
                             progress=not args.quiet, connect_timeout=args.connect_timeout,
@@ -294,7 +297,7 @@ def _executor(args: argparse.Namespace, store):
 
 # -- falsify --------------------------------------------------------------------------------
 def _cmd_falsify(args: argparse.Namespace) -> int:
-    from compare.registry import select
+    from attnverify.compare.registry import select
 
     _check_common_options(args)
     if args.budget < 1:
@@ -311,7 +314,7 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
                         f"do: {', '.join(searchable)}")
     out, store = _out_and_store(args)
 
-    from compare import falsify
+    from attnverify.compare import falsify
 
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
     with _executor(args, store) as executor:
@@ -360,7 +363,7 @@ def _parse_params(tokens: Sequence[str]) -> dict[str, Any]:
 
 
 def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    import theory
+    from attnverify import theory
 
     if args.quantity not in theory.QUANTITIES:
         raise UserError(f"unknown quantity {args.quantity!r}; accepted: "
@@ -379,7 +382,7 @@ def _cmd_figures(args: argparse.Namespace) -> int:
     _check_common_options(args)
     out = Path(args.out)
     _check_output_dir(out, "--out")
-    from paper_figures import regenerate
+    from attnverify.paper_figures import regenerate
 
     written = regenerate(out, args.profile, _store(args), progress=not args.quiet)
     print(f"wrote {len(written)} files to {out.resolve()}")
@@ -397,7 +400,7 @@ def _split_choice(text: str, accepted: tuple[str, ...], option: str) -> tuple[st
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from compare import bench
+    from attnverify.compare import bench
 
     families = _split_choice(args.families, bench.FAMILIES, "--families")
     configs = _split_choice(args.configs, bench.CONFIGS, "--configs")
@@ -416,9 +419,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 # -- claims ---------------------------------------------------------------------------------
 def _cmd_claims(args: argparse.Namespace) -> int:
-    from compare.claim import PROFILES
-    from compare.registry import select
-    from compare.report import jsonable
+    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.registry import select
+    from attnverify.compare.report import jsonable
 
     claims = select()
     if args.json:
@@ -438,7 +441,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 # -- runs -----------------------------------------------------------------------------------
 def _cmd_runs(args: argparse.Namespace) -> int:
-    from empirics.archive import pack, unpack
+    from attnverify.empirics.archive import pack, unpack
 
     store = _store(args)
     try:
@@ -546,7 +549,7 @@ def _not_archived(archives: list[str], file: str, keys: list[str] | None,
     """``runs pack --except ARCHIVE``: ``keys`` (None: every stored run) without the runs
     these archives hold, and how many were left out; the next part of a set split over
     several archives, e.g. the runs trained since the last pack."""
-    from empirics.archive import archived_keys
+    from attnverify.empirics.archive import archived_keys
 
     if any(Path(archive).resolve() == Path(file).resolve() for archive in archives):
         raise UserError(f"{file} is also named by --except: packing would replace it by the "
@@ -565,8 +568,8 @@ def _verify_keys(args: argparse.Namespace, store) -> tuple[list[str], str]:
     """``runs pack --paper/--claim/--profile``: the stored keys of the runs ``verify`` with
     these options reads (its ``--dry-run`` plan: a staged claim's stages replayed from the
     store) and a line saying so, and what of it is not stored yet."""
-    from compare.claim import PROFILES
-    from compare.plan import plan
+    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.plan import plan
 
     profile = args.profile or "quick"
     if profile not in PROFILES:
@@ -629,6 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Check theories of how attention learns against real "
                                  "training runs.")
     parser.set_defaults(cache=None, quiet=False)
+    parser.add_argument("--version", action="version", version=f"attnverify {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add = sub.add_parser
 
@@ -744,7 +748,7 @@ DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 def _is_user_error(exc: Exception) -> bool:
     """UserError, a damaged cache entry (without importing torch for ``predict``), or a disk
     that refuses writes (the store's writes are atomic, so nothing half-written is left)."""
-    store = sys.modules.get("empirics.store")
+    store = sys.modules.get("attnverify.empirics.store")
     return (isinstance(exc, UserError)
             or (isinstance(exc, OSError) and exc.errno in DISK_ERRORS)
             or (store is not None and isinstance(exc, store.CorruptEntryError)))

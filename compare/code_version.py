@@ -15,8 +15,8 @@ import sys
 from functools import cache
 from pathlib import Path
 
-from compare.claim import Claim
-from empirics.versions import import_closure, package_version, project_imports
+from attnverify.compare.claim import Claim
+from attnverify.empirics.versions import import_closure, package_version, project_imports
 
 PACKAGES = frozenset({"compare", "theory", "empirics"})
 """Imports from these packages are followed; anything else (numpy, torch) is not hashed."""

@@ -26,12 +26,12 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import NoSuchExample
 
-from compare.claim import Claim, Verdict
-from compare.code_version import claim_code_version
-from compare.report import jsonable
-from compare.space import covered, space_strategy
-from compare.verify import evaluate, plan_params
-from empirics import Executor
+from attnverify.compare.claim import Claim, Verdict
+from attnverify.compare.code_version import claim_code_version
+from attnverify.compare.report import jsonable
+from attnverify.compare.space import covered, space_strategy
+from attnverify.compare.verify import evaluate, plan_params
+from attnverify.empirics import Executor
 
 
 @dataclass

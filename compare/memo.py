@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from empirics.versions import package_version
+from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")
 _root: Path | None = None

@@ -23,10 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from compare.claim import Claim
-from compare.verify import MAX_STAGES, plan_params
-from empirics import RunResult, RunSpec, RunStore
-from empirics.store import CorruptEntryError
+from attnverify.compare.claim import Claim
+from attnverify.compare.verify import MAX_STAGES, plan_params
+from attnverify.empirics import RunResult, RunSpec, RunStore
+from attnverify.empirics.store import CorruptEntryError
 
 
 @dataclass

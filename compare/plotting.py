@@ -12,7 +12,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from scipy import stats
 
-from empirics import RunResult
+from attnverify.empirics import RunResult
 
 PALETTE = {
     "theory": "#000000",

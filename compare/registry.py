@@ -2,7 +2,8 @@
 ``PAPERS`` first, then the papers of third-party claims in the order they were registered;
 within a paper, in registration order).
 
-Third-party claims come in through the entry point group ``attnverify.claims`` (issue 9): each
+The built-in claims are an explicit list (:data:`attnverify.compare.claims.BUILTIN`).
+Third-party claims come in through the entry point group ``attnverify.claims``: each
 entry point names a :class:`~compare.claim.Claim` subclass (registered here) or a module that
 registers its claims with :func:`register` when imported. ``select`` loads them once; a plugin
 that fails to load is reported in one warning line and left out, so one broken plugin never
@@ -15,7 +16,7 @@ import logging
 import re
 from importlib.metadata import entry_points
 
-from compare.claim import Claim
+from attnverify.compare.claim import Claim
 
 CLAIMS: dict[str, Claim] = {}
 PAPERS = ("snell", "musat", "bao")
@@ -24,6 +25,7 @@ ENTRY_POINT_GROUP = "attnverify.claims"
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _extra_papers: list[str] = []
 _plugins_loaded = False
+_builtins_loaded = False
 log = logging.getLogger("attnverify.plugins")
 
 
@@ -44,6 +46,21 @@ def register(cls: type[Claim]) -> type[Claim]:
         _extra_papers.append(cls.paper)
     CLAIMS[cls.id] = cls()
     return cls
+
+
+def load_builtins() -> None:
+    """Register the built-in claims (:data:`attnverify.compare.claims.BUILTIN`), once. The
+    claims modules are imported here, on first use, so that importing the registry stays
+    light and the claims never import the registry."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    from attnverify.compare.claims import BUILTIN
+
+    for cls in BUILTIN:
+        if cls.id not in CLAIMS:
+            register(cls)
 
 
 def load_plugins() -> list[str]:
@@ -74,8 +91,7 @@ def load_plugins() -> list[str]:
 
 def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]:
     """Claims filtered by paper and/or id; ValueError naming the accepted values otherwise."""
-    import compare.claims  # noqa: F401  (registers the built-in claims)
-
+    load_builtins()
     load_plugins()
     order = papers()
     if paper is not None and paper not in order:

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from compare.claim import Verdict
-from compare.verify import ClaimOutcome
+from attnverify.compare.claim import Verdict
+from attnverify.compare.verify import ClaimOutcome
 
 VERDICT_COLOURS = {Verdict.CONFIRMED: "#009E73", Verdict.REFUTED: "#D55E00",
                    Verdict.INCONCLUSIVE: "#E69F00"}

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from compare.claim import Assessment, Claim
-from compare.memo import rooted
-from empirics import Executor, RunResult, RunSpec
+from attnverify.compare.claim import Assessment, Claim
+from attnverify.compare.memo import rooted
+from attnverify.empirics import Executor, RunResult, RunSpec
 
 log = logging.getLogger("attnverify.verify")
 

@@ -3,24 +3,24 @@
 Never imports ``theory`` or ``compare`` (ARCHITECTURE.md, "Layout").
 """
 
-from empirics.attention_lm import AttentionLM, AttentionLMConfig
-from empirics.config import Batch, ModelConfig, TaskConfig
-from empirics.copying import CooccurrenceEstimate, CopyTask, estimate_cooccurrence
-from empirics.executor import Executor, ExecutorSetupError, LocalExecutor
-from empirics.free_attention import FreeAttentionToy, FreeAttentionToyConfig
-from empirics.optim import SGD, Adam, OptimizerConfig
-from empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk, symmetric_qk
-from empirics.random_walk import RandomWalkLMTask, gaussian_random_walk
-from empirics.result import RunResult
-from empirics.retrieval import RetrievalTask
-from empirics.retrieval_transformer import RetrievalTransformer, RetrievalTransformerConfig
-from empirics.score_monte_carlo import ScoreSample, rank_collapse, sample_scores, token_residual
-from empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
-from empirics.spec import RunSpec
-from empirics.store import CorruptEntryError, RunStore, default_cache_dir
-from empirics.text_corpus import TextCorpusTask
-from empirics.toy_classifier import ToyClassifier, ToyClassifierConfig, ToyClassifierTask
-from empirics.train import build_model, train
+from attnverify.empirics.attention_lm import AttentionLM, AttentionLMConfig
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig
+from attnverify.empirics.copying import CooccurrenceEstimate, CopyTask, estimate_cooccurrence
+from attnverify.empirics.executor import Executor, ExecutorSetupError, LocalExecutor
+from attnverify.empirics.free_attention import FreeAttentionToy, FreeAttentionToyConfig
+from attnverify.empirics.optim import SGD, Adam, OptimizerConfig
+from attnverify.empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk, symmetric_qk
+from attnverify.empirics.random_walk import RandomWalkLMTask, gaussian_random_walk
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.retrieval import RetrievalTask
+from attnverify.empirics.retrieval_transformer import RetrievalTransformer, RetrievalTransformerConfig
+from attnverify.empirics.score_monte_carlo import ScoreSample, rank_collapse, sample_scores, token_residual
+from attnverify.empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
+from attnverify.empirics.spec import RunSpec
+from attnverify.empirics.store import CorruptEntryError, RunStore, default_cache_dir
+from attnverify.empirics.text_corpus import TextCorpusTask
+from attnverify.empirics.toy_classifier import ToyClassifier, ToyClassifierConfig, ToyClassifierTask
+from attnverify.empirics.train import build_model, train
 
 __all__ = [
     "SGD",

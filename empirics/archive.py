@@ -33,8 +33,8 @@ from typing import IO, Any
 
 import numpy as np
 
-from empirics.result import RunResult
-from empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
 
 MEMBER = re.compile(rf"runs/([0-9a-f]{{2}})/({KEY_PATTERN.pattern})/"
                     rf"({'|'.join(map(re.escape, ENTRY_FILES))})")

@@ -23,11 +23,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirics.attention import attention_entropy
-from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
-from empirics.positions import sinusoidal_positions
-from empirics.qk_spectrum import eigen_stats
-from empirics.score_monte_carlo import token_residual
+from attnverify.empirics.attention import attention_entropy
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from attnverify.empirics.positions import sinusoidal_positions
+from attnverify.empirics.qk_spectrum import eigen_stats
+from attnverify.empirics.score_monte_carlo import token_residual
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from empirics.config import Batch, TaskConfig, is_int, require
+from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from empirics.executor import (
+from attnverify.empirics.executor import (
     CodeMismatchError,
     Executor,
     ExecutorSetupError,
@@ -32,10 +32,10 @@ from empirics.executor import (
     work_units,
     worker_count,
 )
-from empirics.result import RunResult
-from empirics.spec import RunSpec
-from empirics.store import RunStore
-from empirics.train import train_group
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.spec import RunSpec
+from attnverify.empirics.store import RunStore
+from attnverify.empirics.train import train_group
 
 INSTALL_HINT = "pip install 'attnverify[dask]' (or: pip install 'dask[distributed]')"
 _ADDRESS = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]+)")

@@ -30,10 +30,10 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
-from empirics.result import RunResult
-from empirics.spec import DEVICES, RunSpec
-from empirics.store import RunStore
-from empirics.train import batched_by_default, seed_group_key, train_group
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.spec import DEVICES, RunSpec
+from attnverify.empirics.store import RunStore
+from attnverify.empirics.train import batched_by_default, seed_group_key, train_group
 
 
 class ExecutorSetupError(Exception):

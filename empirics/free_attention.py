@@ -15,8 +15,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirics.config import Batch, ModelConfig, TaskConfig, require
-from empirics.copying import CopyTask
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, require
+from attnverify.empirics.copying import CopyTask
 
 
 @dataclass(frozen=True)

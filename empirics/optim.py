@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from empirics.config import Config, require
+from attnverify.empirics.config import Config, require
 
 
 class OptimizerConfig(Config):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from empirics.config import Batch, TaskConfig, is_int, require
+from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 
 
 def gaussian_random_walk(n: int, T: int, d: int, generator: torch.Generator, sx2: float = 1.0,

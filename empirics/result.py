@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from empirics.spec import RunSpec
+from attnverify.empirics.spec import RunSpec
 
 STATUSES = ("ok", "diverged")
 

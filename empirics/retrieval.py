@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import torch
 
-from empirics.config import Batch, TaskConfig, is_int, require
+from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 
 STATEMENT_ORDERS = ("lhs_first", "value_first")
 ARRANGEMENTS = ("shuffled", "in_order")

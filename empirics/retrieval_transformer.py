@@ -26,9 +26,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
-from empirics.positions import sinusoidal_positions
-from empirics.retrieval import IGNORE
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from attnverify.empirics.positions import sinusoidal_positions
+from attnverify.empirics.retrieval import IGNORE
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from empirics.attention import attention_entropy
-from empirics.random_walk import gaussian_random_walk
+from attnverify.empirics.attention import attention_entropy
+from attnverify.empirics.random_walk import gaussian_random_walk
 
 
 @dataclass(frozen=True)

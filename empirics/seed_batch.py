@@ -25,8 +25,8 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from empirics.config import Batch
-from empirics.optim import OptimizerConfig
+from attnverify.empirics.config import Batch
+from attnverify.empirics.optim import OptimizerConfig
 
 
 class _LossOf(nn.Module):

@@ -34,9 +34,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from empirics.attention import attention_entropy, entropy_ratio
-from empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
-from empirics.copying import CopyTask
+from attnverify.empirics.attention import attention_entropy, entropy_ratio
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
+from attnverify.empirics.copying import CopyTask
 
 
 @dataclass(frozen=True)

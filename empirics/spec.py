@@ -16,9 +16,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from empirics.config import ModelConfig, TaskConfig, is_int, require
-from empirics.optim import Adam, OptimizerConfig
-from empirics.versions import code_version, package_version
+from attnverify.empirics.config import ModelConfig, TaskConfig, is_int, require
+from attnverify.empirics.optim import Adam, OptimizerConfig
+from attnverify.empirics.versions import code_version, package_version
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 DEVICES = ("cpu", "cuda")

@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from empirics.result import RunResult
-from empirics.spec import RunSpec
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.spec import RunSpec
 
 SCHEMA_VERSION = 1
 KEY_PATTERN = re.compile(r"[0-9a-f]{24}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from empirics.config import Batch, TaskConfig, is_int, require
+from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 
 FILES = {"train": "wiki.train.tokens", "valid": "wiki.valid.tokens"}
 EOS, UNK = "<eos>", "<unk>"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from empirics.config import Batch, ModelConfig, TaskConfig, require
+from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, require
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from empirics.config import Batch
-from empirics.result import RunResult
-from empirics.spec import DTYPES, RunSpec
-from empirics.versions import versions
+from attnverify.empirics.config import Batch
+from attnverify.empirics.result import RunResult
+from attnverify.empirics.spec import DTYPES, RunSpec
+from attnverify.empirics.versions import versions
 
 
 class TrainableModel(Protocol):
@@ -219,7 +219,7 @@ def _train_loop(specs: list[RunSpec], batched: bool) -> list[RunResult]:
     start = time.perf_counter()
     runs = [_Run(spec) for spec in specs]
     if batched:
-        from empirics.seed_batch import SeedBatchStep
+        from attnverify.empirics.seed_batch import SeedBatchStep
 
         step_fn: _PlainStep | SeedBatchStep = SeedBatchStep(
             [r.model for r in runs], specs[0].optimizer)

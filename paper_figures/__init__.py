@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from compare import select
-from compare.verify import ClaimOutcome, evaluate_all
-from empirics import LocalExecutor, RunStore
+from attnverify.compare import select
+from attnverify.compare.verify import ClaimOutcome, evaluate_all
+from attnverify.empirics import LocalExecutor, RunStore
 
 log = logging.getLogger("attnverify.figures")
 

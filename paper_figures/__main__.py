@@ -2,6 +2,6 @@
 
 import sys
 
-from compare.cli import main
+from attnverify.compare.cli import main
 
 sys.exit(main(["figures", *sys.argv[1:]]))

@@ -30,7 +30,7 @@ def _one_thread():
 
 @pytest.fixture
 def store(tmp_path):
-    from empirics import RunStore
+    from attnverify.empirics import RunStore
 
     return RunStore(tmp_path / "cache")
 

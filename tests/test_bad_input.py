@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from compare.cli import main
+from attnverify.compare.cli import main
 
 
 def _free_port() -> int:
@@ -169,12 +169,12 @@ def test_unwritable_cache_directory(capsys, tmp_path, monkeypatch):
 
 
 def test_full_disk_is_one_line_and_leaves_nothing_in_the_cache(capsys, tmp_path, monkeypatch):
-    import empirics.store
+    from attnverify.empirics import store as store_module
 
     def full_disk(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
-    monkeypatch.setattr(empirics.store, "_fsync_write", full_disk)
+    monkeypatch.setattr(store_module, "_fsync_write", full_disk)
     cache = tmp_path / "c"
     code, out, err = run(capsys, ["verify", "--claim", "snell.uniform_attention_at_init", *SMOKE,
                                   "--workers", "1", "--quiet", "--cache", str(cache), "--out",
@@ -185,7 +185,7 @@ def test_full_disk_is_one_line_and_leaves_nothing_in_the_cache(capsys, tmp_path,
 
 
 def test_a_real_process_prints_one_line_and_exits_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "compare.cli", "verify", "--executor",
+    proc = subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--executor",
                            "dask://x", "--cache", str(tmp_path / "c")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stdout == ""
@@ -195,8 +195,8 @@ def test_a_real_process_prints_one_line_and_exits_2(tmp_path):
 
 def test_every_profile_default_passes_the_claims_own_checks():
     """``Claim.check_params`` rejects only what no profile uses."""
-    from compare.claim import PROFILES
-    from compare.registry import select
+    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.registry import select
 
     for claim in select(None, None):
         for profile in PROFILES:

@@ -10,9 +10,9 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import theory
-from compare.stats import bonferroni_z
-from empirics import (
+from attnverify import theory
+from attnverify.compare.stats import bonferroni_z
+from attnverify.empirics import (
     eigen_stats,
     factored_qk,
     gaussian_random_walk,

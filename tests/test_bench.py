@@ -8,8 +8,8 @@ import json
 import pytest
 import torch
 
-from compare import bench
-from compare.cli import main
+from attnverify.compare import bench
+from attnverify.compare.cli import main
 
 
 def test_flop_count_of_a_linear_step_is_exact():

@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import theory
-from compare import Verdict, evaluate, select
-from compare.claims.bao import (
+from attnverify import theory
+from attnverify.compare import Verdict, evaluate, select
+from attnverify.compare.claims.bao import (
     AntrpVariantDisagrees,
     LocaterEffect,
     ScoreMoments,
     TrainedSpectrumPredictsLocalization,
 )
-from compare.claims.bao.training import lm_specs
-from empirics import LocalExecutor, RunResult
+from attnverify.compare.claims.bao.training import lm_specs
+from attnverify.empirics import LocalExecutor, RunResult
 
 MC_CLAIMS = [c for c in select("bao") if not c.specs(c.params("smoke"))]
 

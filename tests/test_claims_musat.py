@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import theory
-from compare import Verdict, evaluate, select
-from compare.claims.musat import (
+from attnverify import theory
+from attnverify.compare import Verdict, evaluate, select
+from attnverify.compare.claims.musat import (
     ConstructionMeetsBound,
     DepthBoundClosedForm,
     DepthsEmergeInOrder,
@@ -17,8 +17,8 @@ from compare.claims.musat import (
     ShallowModelsFail,
     SufficientDepthLearns,
 )
-from compare.claims.musat.training import NO_GRID
-from empirics import LocalExecutor, RunResult
+from attnverify.compare.claims.musat.training import NO_GRID
+from attnverify.empirics import LocalExecutor, RunResult
 
 
 def fake(spec, query, depths=None, steps=(0, 100, 200)):
@@ -169,7 +169,7 @@ def test_heads_rule(orders, drop, expected, words):
 
 
 def test_attention_maps_name_the_emerged_heads():
-    from compare.claims.musat.training import attention_figure
+    from attnverify.compare.claims.musat.training import attention_figure
 
     claim = SufficientDepthLearns()
     spec = claim.specs({**claim.params("smoke"), "seeds": 1})[0]

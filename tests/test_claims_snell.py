@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import theory
-from compare import Verdict, evaluate, select
-from compare.claims.snell import (
+from attnverify import theory
+from attnverify.compare import Verdict, evaluate, select
+from attnverify.compare.claims.snell import (
     KappaClosedForm,
     SubsetLearnedEverySeed,
     UniformAttentionAtInit,
 )
-from compare.claims.snell.common import SUCCESS
-from empirics import LocalExecutor, RunResult
+from attnverify.compare.claims.snell.common import SUCCESS
+from attnverify.empirics import LocalExecutor, RunResult
 
 
 def fake_run(spec, acc, attn_acc, status="ok") -> RunResult:

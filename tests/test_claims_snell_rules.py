@@ -8,21 +8,21 @@ import math
 import numpy as np
 import pytest
 
-from compare import Verdict
-from compare.claims.snell import (
+from attnverify.compare import Verdict
+from attnverify.compare.claims.snell import (
     KtiwLearnedUnderUniformAttention,
     KtiwPrecedesAttention,
     PermutationIsHard,
     PermutationSaddle,
     Stage1BowOptimum,
 )
-from compare.claims.snell.common import (
+from attnverify.compare.claims.snell.common import (
     compare_groups,
     every_seed_verdict,
     group_test_text,
     group_verdict,
 )
-from empirics import RunResult
+from attnverify.empirics import RunResult
 
 
 def fake(spec, **metrics) -> RunResult:
@@ -199,7 +199,7 @@ def test_saddle_claim_refutes_a_departure():
 def kappa_sweep_results(steps_of):
     """Fake runs of the quick V sweep (L = 20, V* = 39.5) learning at ``steps_of(V, seed)``
     (None: never), on an evaluation grid of 10 steps."""
-    from compare.claims.snell import KappaPredictsLearningSpeed
+    from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
 
     claim = KappaPredictsLearningSpeed()
     params = claim.params("quick")
@@ -212,7 +212,7 @@ def kappa_sweep_results(steps_of):
 
 
 def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
-    from theory.snell import kappa
+    from attnverify.theory.snell import kappa
 
     def follows_kappa(v, seed):  # faster where kappa is larger, a little seed noise
         return int(round(3000 * (0.02 - kappa(v, 20).value), -1)) + 10 * seed
@@ -247,8 +247,8 @@ def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
 
 
 def test_the_kappa_sweep_follows_l_in_the_parameter_space():
-    from compare.claims.snell import KappaPredictsLearningSpeed
-    from theory.snell import kappa
+    from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
+    from attnverify.theory.snell import kappa
 
     claim = KappaPredictsLearningSpeed()
     for length in range(4, 41):
@@ -261,7 +261,7 @@ def test_the_kappa_sweep_follows_l_in_the_parameter_space():
 
 
 def test_multihead_rule_uses_accuracy_only():
-    from compare.claims.snell import MultiheadRescuesPermutations
+    from attnverify.compare.claims.snell import MultiheadRescuesPermutations
 
     claim = MultiheadRescuesPermutations()
     params = {**claim.params("smoke"), "seeds": 6}

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from compare.cli import main
+from attnverify.compare.cli import main
 
 
 def run(capsys, *argv):
@@ -20,7 +20,7 @@ def run(capsys, *argv):
 
 
 def test_real_process_exit_code_and_stderr(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "compare.cli", "verify", "--claim", "x.y",
+    proc = subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--claim", "x.y",
                            "--cache", str(tmp_path / "c")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("attnverify: error: unknown claim 'x.y'")
@@ -103,8 +103,8 @@ def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp
     stored under, ``clear --stale`` removes only such runs."""
     import numpy as np
 
-    from compare.registry import select
-    from empirics import RunResult, RunStore
+    from attnverify.compare.registry import select
+    from attnverify.empirics import RunResult, RunStore
 
     cache = tmp_path / "c"
     store = RunStore(cache)
@@ -134,7 +134,7 @@ def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp
 
 
 def test_runs_pack_and_unpack(capsys, tmp_path):
-    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+    from attnverify.empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
 
     store = RunStore(tmp_path / "a")
     spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
@@ -200,7 +200,7 @@ def test_cache_option_at_any_level(capsys, tmp_path, monkeypatch):
 
 
 def test_corrupt_entry_is_a_one_line_error(capsys, tmp_path):
-    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+    from attnverify.empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
 
     store = RunStore(tmp_path / "c")
     spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
@@ -234,7 +234,7 @@ def test_predict_bad_values_are_one_line_errors(capsys, argv):
 
 
 def test_predict_every_scalar_quantity_at_its_defaults(capsys):
-    import theory
+    from attnverify import theory
 
     args = {"V": 30, "L": 20, "K": 1.0, "d": 16, "T": 8, "eig_mean": 0.1, "eig_std": 0.05,
             "D": 13, "t": 3, "n": 26}
@@ -246,7 +246,7 @@ def test_predict_every_scalar_quantity_at_its_defaults(capsys):
 
 
 def test_claims_json_lists_every_claim_with_its_parameters(capsys):
-    from compare.registry import select
+    from attnverify.compare.registry import select
 
     code, out, _ = run(capsys, "claims", "--json")
     doc = json.loads(out)
@@ -260,7 +260,7 @@ def test_claims_json_lists_every_claim_with_its_parameters(capsys):
 
 
 def test_predict_help_lists_every_quantity_with_its_parameters(capsys):
-    import theory
+    from attnverify import theory
 
     code, out, _ = run(capsys, "predict", "--help")
     assert code == 0

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-from compare import select
-from compare.code_version import EVALUATION, claim_code_version, module_closure
+from attnverify.compare import select
+from attnverify.compare.code_version import EVALUATION, claim_code_version, module_closure
 
 
 def test_the_closure_follows_project_imports_only():

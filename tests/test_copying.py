@@ -6,7 +6,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from empirics import CopyTask
+from attnverify.empirics import CopyTask
 
 
 @st.composite

@@ -15,9 +15,9 @@ import time
 import numpy as np
 import pytest
 
-from empirics import CopyTask, LocalExecutor, RunSpec, RunStore, Seq2SeqConfig, train
-from empirics.dask_executor import DaskExecutor, scheduler_address
-from empirics.executor import ExecutorSetupError
+from attnverify.empirics import CopyTask, LocalExecutor, RunSpec, RunStore, Seq2SeqConfig, train
+from attnverify.empirics.dask_executor import DaskExecutor, scheduler_address
+from attnverify.empirics.executor import ExecutorSetupError
 
 distributed = pytest.importorskip("distributed")
 
@@ -133,7 +133,7 @@ def test_a_worker_killed_mid_run_is_replaced_and_the_sweep_completes(cluster, tm
 def test_verify_on_dask_writes_the_same_report_as_local(cluster, tmp_path, capsys):
     import json
 
-    from compare.cli import main
+    from attnverify.compare.cli import main
 
     def report(executor: str, name: str) -> list[tuple]:
         code = main(["verify", "--claim", "snell.uniform_attention_at_init", "--profile", "smoke",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from empirics import CopyTask, LocalExecutor, RunSpec, Seq2SeqConfig, train
+from attnverify.empirics import CopyTask, LocalExecutor, RunSpec, Seq2SeqConfig, train
 
 
 def specs() -> list[RunSpec]:
@@ -37,7 +37,7 @@ def test_in_process_path_and_duplicates(store):
 
 
 def test_progress_bar_advances_by_cost_and_names_the_claim():
-    from empirics.executor import _CostBar
+    from attnverify.empirics.executor import _CostBar
 
     batch = specs()
     with _CostBar(batch, {batch[-1].key(): "snell.some_claim"}, "training", disable=False) as bar:

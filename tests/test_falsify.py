@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compare import select
-from compare.claim import Assessment, Claim, Verdict
-from compare.falsify import falsify, load_saved, result_path, save
-from compare.space import Dimension, space_strategy
-from empirics import LocalExecutor, RunResult
+from attnverify.compare import select
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.falsify import falsify, load_saved, result_path, save
+from attnverify.compare.space import Dimension, space_strategy
+from attnverify.empirics import LocalExecutor, RunResult
 
 
 class Threshold(Claim):
@@ -106,7 +106,7 @@ def test_saved_results_are_read_back_for_the_report(executor, tmp_path):
 
 
 def test_a_search_saved_by_other_code_is_flagged_stale_in_the_report(executor, tmp_path):
-    from compare.report import Report
+    from attnverify.compare.report import Report
 
     path = result_path(tmp_path, "test.threshold", "smoke")
     save(falsify(Threshold(), "smoke", executor, budget=30, seed=0), path)
@@ -152,7 +152,7 @@ def test_every_point_of_a_space_builds_valid_runs(claim):
 def test_falsify_finds_the_toy_classifier_step_size_boundary(capsys, tmp_path):
     """A real boundary (Snell §4.2): gradient descent follows the flow's closed form within the
     first-order Euler tolerance up to a step of 0.1 and not at 0.2 (smoke horizon)."""
-    from compare.cli import main
+    from attnverify.compare.cli import main
 
     cache, out = tmp_path / "cache", tmp_path / "out"
     argv = ["falsify", "snell.toy_classifier_closed_form", "--budget", "12", "--cache",
@@ -186,7 +186,7 @@ def test_claims_without_training_evaluate_at_points_of_their_space(claim, store)
     """Two points of each theory/Monte Carlo claim's space (drawn by hypothesis, seeded)
     evaluate to a verdict with a measured value: the space holds no point the claim cannot
     take."""
-    from compare import evaluate
+    from attnverify.compare import evaluate
 
     executor = LocalExecutor(store, workers=1, progress=False)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from compare import memo as memo_module
-from compare.memo import memo, rooted
+from attnverify.compare import memo as memo_module
+from attnverify.compare.memo import memo, rooted
 
 
 def test_memo_computes_once_and_survives_damage(tmp_path):

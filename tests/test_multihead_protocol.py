@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compare import Verdict, evaluate
-from compare.claims.snell.multihead import (
+from attnverify.compare import Verdict, evaluate
+from attnverify.compare.claims.snell.multihead import (
     CANDIDATE_SEEDS,
     RANDOM_SEEDS,
     MultiheadRescuesPermutations,
@@ -23,7 +23,7 @@ from compare.claims.snell.multihead import (
     run_label,
     success_text,
 )
-from empirics import (
+from attnverify.empirics import (
     CopyTask,
     LocalExecutor,
     RunResult,
@@ -266,8 +266,8 @@ def test_a_list_left_short_at_max_candidates_is_explained_by_the_rate_of_its_lab
 def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     """A §5 run lasts hours: each new stage is logged with the candidates drawn and the heads
     kept so far (the stages of the scripted table above)."""
-    from compare.verify import _run_stages
-    from empirics.executor import Executor
+    from attnverify.compare.verify import _run_stages
+    from attnverify.empirics.executor import Executor
 
     class Scripted(Executor):
         def _compute(self, missing, bar):
@@ -292,7 +292,7 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     """``verify --dry-run`` of a claim in stages: the stages whose runs are all stored are
     replayed (their results decide the next), the first incomplete one is what is left to
     train; once every stage is stored, nothing is."""
-    from compare.plan import plan
+    from attnverify.compare.plan import plan
 
     claim = MultiheadRescuesPermutations()
     stages, results, combos = drive(claim, SCRIPTED, SCRIPT)

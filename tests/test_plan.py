@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from compare.plan import EXTRAPOLATION, Estimate, duration, estimate
+from attnverify.compare.plan import EXTRAPOLATION, Estimate, duration, estimate
 
 
 def spec(kind: str, cost: float):
@@ -43,8 +43,8 @@ def test_runs_that_may_stop_early_are_not_measured(store):
 
     import numpy as np
 
-    from compare.plan import measured_rates
-    from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
+    from attnverify.compare.plan import measured_rates
+    from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
     whole = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=10)
     stopping = dataclasses.replace(whole, stop_when=("acc", 0.5))

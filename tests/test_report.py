@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from compare.cli import main
+from attnverify.compare.cli import main
 
 CLAIM_FIELDS = {"id": str, "paper": str, "statement": str, "verdict": str, "statistic": str,
                 "tolerance": dict, "n_seeds": int, "run_keys": list, "elapsed_s": float,
@@ -91,7 +91,7 @@ def test_report_renders_in_a_browser(report_dir, tmp_path):
     import numpy as np
     from PIL import Image
 
-    from compare.report import VERDICT_COLOURS
+    from attnverify.compare.report import VERDICT_COLOURS
 
     page = (report_dir / "report.html").resolve().as_uri()
     dom = _chromium(tmp_path, "--dump-dom", page).stdout
@@ -113,8 +113,8 @@ def test_report_renders_in_a_browser(report_dir, tmp_path):
 
 def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):
     """With the runs cached, figures train nothing and say so, one line per figure."""
-    from empirics import RunStore
-    from paper_figures import regenerate
+    from attnverify.empirics import RunStore
+    from attnverify.paper_figures import regenerate
 
     store = RunStore(report_dir.parent / "cache")
     with caplog.at_level("INFO", logger="attnverify"):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ARGS = ["-m", "compare.cli", "verify", "--claim", "bao.locater_effect", "--profile", "smoke"]
+ARGS = ["-m", "attnverify.compare.cli", "verify", "--claim", "bao.locater_effect", "--profile", "smoke"]
 
 
 def verify(cache: Path, out: Path, capture: bool = True, workers: int = 1,
@@ -67,7 +67,7 @@ def test_sigkill_mid_sweep_then_resume_equals_uninterrupted(tmp_path):
 
 
 def test_two_verify_processes_on_one_cache_corrupt_and_duplicate_nothing(tmp_path):
-    from empirics import RunStore
+    from attnverify.empirics import RunStore
 
     cache = tmp_path / "cache"
     both = [verify(cache, tmp_path / f"report{i}") for i in range(2)]
@@ -149,7 +149,7 @@ def test_sigterm_stops_verify_and_its_pool_workers(tmp_path):
 def test_pool_workers_exit_when_verify_is_killed(tmp_path):
     """SIGKILL gives verify no chance to stop its pool: the workers notice their parent is
     gone and exit (empirics.executor._init_pool_worker)."""
-    from empirics.executor import PARENT_POLL_S
+    from attnverify.empirics.executor import PARENT_POLL_S
 
     proc, workers = pool_running(tmp_path / "cache", tmp_path)
     proc.send_signal(signal.SIGKILL)

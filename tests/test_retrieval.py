@@ -8,8 +8,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from empirics import RetrievalTask, RetrievalTransformerConfig, RunSpec, build_model, train
-from empirics.retrieval import IGNORE
+from attnverify.empirics import RetrievalTask, RetrievalTransformerConfig, RunSpec, build_model, train
+from attnverify.empirics.retrieval import IGNORE
 
 
 def resolve(tokens: list[int], symbol: int, lhs_first: bool = True) -> tuple[int, int]:
@@ -84,7 +84,7 @@ def test_rotary_scores_depend_on_the_offset_only(i, j, shift, seed):
     """Rotary embeddings (Su et al. 2021): the score of a query at position i and a key at j is
     the same at i + s and j + s; one position apart, a unit vector in the first pair scores
     cos(1) against itself (the rotation is real)."""
-    from empirics.retrieval_transformer import rotary_angles, rotate
+    from attnverify.empirics.retrieval_transformer import rotary_angles, rotate
 
     q, k = torch.randn(2, 8, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     cos, sin = (a.double() for a in rotary_angles(48, 8))
@@ -106,7 +106,7 @@ def test_position_encodings_train_and_batch_seeds(pos_encoding):
     """Every encoding trains, has no learned position table unless "learned", and the
     seed-batched path gives the plain loop's numbers (rotary and sinusoidal tables are
     buffers, stacked like parameters)."""
-    from empirics.train import train_group
+    from attnverify.empirics.train import train_group
 
     specs = [RunSpec(task=RetrievalTask(D=2, K=3, vocab=30),
                      model=RetrievalTransformerConfig(layers=2, heads=2, d_model=16,
@@ -204,7 +204,7 @@ def test_chain_neighbour_masks_follow_the_chain():
     """In R1 order, statement (s_i, s_{i-1}) of link i: ``chain_next`` marks both tokens of link
     i - 1 (depths i - 1, i - 2), none for link 1; ``chain_prev`` both tokens of link i + 1,
     none for link D; the query has neither (depths from the generator, not from the masks)."""
-    from empirics.retrieval_transformer import structural_masks
+    from attnverify.empirics.retrieval_transformer import structural_masks
 
     D = 3
     batch = RetrievalTask(D=D, K=3, vocab=30).sample(8, torch.Generator().manual_seed(4))
@@ -230,7 +230,7 @@ def test_one_way_partner_heads_score_on_their_direction_only():
     attend to themselves) scores 1 as ``partner_from_first``, 0 as ``partner_from_second`` and
     about 1/2 as ``partner``; each directional mask has targets at one token of every
     statement only, never at the query."""
-    from empirics.retrieval_transformer import structural_masks
+    from attnverify.empirics.retrieval_transformer import structural_masks
 
     tokens = RetrievalTask(D=2, K=2, vocab=20).sample(4, torch.Generator().manual_seed(1))[
         "tokens"]

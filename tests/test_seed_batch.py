@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from empirics import (
+from attnverify.empirics import (
     Adam,
     AttentionLMConfig,
     CopyTask,
@@ -24,9 +24,9 @@ from empirics import (
     Seq2SeqConfig,
     build_model,
 )
-from empirics.executor import MAX_SEED_GROUP, work_units
-from empirics.seed_batch import SeedBatchStep
-from empirics.train import _PlainStep, _Run, train_group
+from attnverify.empirics.executor import MAX_SEED_GROUP, work_units
+from attnverify.empirics.seed_batch import SeedBatchStep
+from attnverify.empirics.train import _PlainStep, _Run, train_group
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device"))]
@@ -156,7 +156,7 @@ def test_work_units_group_by_configuration():
 
 
 def test_pool_and_in_process_give_the_same_batched_arrays(store, tmp_path):
-    from empirics import RunStore
+    from attnverify.empirics import RunStore
 
     specs = [retrieval(s) for s in range(3)]
     pooled = LocalExecutor(store, workers=2, progress=False).run(specs)
@@ -178,10 +178,10 @@ def test_the_plain_model_is_untouched_by_building_a_group():
 def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch):
     """``--device``: the claims' runs, first stage and followups, reach the executor on its
     device (their keys change with it: a GPU run is a different run)."""
-    from compare.claim import Claim
-    from compare.verify import _run_stages
-    from empirics.executor import Executor
-    from empirics.result import RunResult
+    from attnverify.compare.claim import Claim
+    from attnverify.compare.verify import _run_stages
+    from attnverify.empirics.executor import Executor
+    from attnverify.empirics.result import RunResult
 
     class Staged(Claim):
         id, paper, statement, defaults = "test.staged", "test", "", {}
@@ -212,7 +212,7 @@ def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch)
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_verify_on_cuda(tmp_path):
-    from compare.cli import main
+    from attnverify.compare.cli import main
 
     assert main(["verify", "--claim", "musat.sufficient_depth_learns", "--profile", "smoke",
                  "--device", "cuda", "--cache", str(tmp_path / "c"), "--out",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from empirics import CopyTask, RunSpec, Seq2SeqConfig, build_model
+from attnverify.empirics import CopyTask, RunSpec, Seq2SeqConfig, build_model
 
 
 def model_and_batch(**config):

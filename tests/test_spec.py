@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from empirics import SGD, Adam, CopyTask, RunSpec, Seq2SeqConfig
+from attnverify.empirics import SGD, Adam, CopyTask, RunSpec, Seq2SeqConfig
 
 
 def make_spec(**overrides) -> RunSpec:
@@ -106,7 +106,7 @@ def test_unknown_kind_is_rejected():
 
 
 def test_run_key_hashes_only_the_code_the_run_executes():
-    from empirics.versions import source_closure
+    from attnverify.empirics.versions import source_closure
 
     closure = source_closure(frozenset({"seq2seq"}))
     assert {"seq2seq", "copying", "attention", "config"} <= set(closure)

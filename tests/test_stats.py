@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compare.stats import binomial_ci, bonferroni_z, bootstrap_ci, compare, mean_ci
+from attnverify.compare.stats import binomial_ci, bonferroni_z, bootstrap_ci, compare, mean_ci
 
 
 def test_clopper_pearson_known_values():

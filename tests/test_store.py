@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from empirics import CopyTask, CorruptEntryError, RunSpec, RunStore, Seq2SeqConfig, train
-from empirics import archive as archive_module
-from empirics.archive import Packed, Unpacked, pack, unpack
+from attnverify.empirics import CopyTask, CorruptEntryError, RunSpec, RunStore, Seq2SeqConfig, train
+from attnverify.empirics import archive as archive_module
+from attnverify.empirics.archive import Packed, Unpacked, pack, unpack
 
 
 def tiny_spec(seed: int = 0) -> RunSpec:
@@ -84,8 +84,8 @@ def test_corrupt_entries_are_detected(store, damage):
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    import empirics.store as store_mod
-    from empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
+    import attnverify.empirics.store as store_mod
+    from attnverify.empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
 
     root, seed, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=3,

@@ -12,8 +12,8 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-import theory
-from theory.bao.continuum import s as s_sym
+from attnverify import theory
+from attnverify.theory.bao.continuum import s as s_sym
 
 dims = st.integers(2, 64)
 lengths = st.integers(2, 300)
@@ -187,7 +187,7 @@ def test_antrp_variance_ratio_in_the_predicted_band(d, m, sd):
 
 
 def test_predict_cli_returns_a_profile(capsys):
-    from compare.cli import main
+    from attnverify.compare.cli import main
 
     assert main(["predict", "bao.rho", "--d", "64", "--T", "128", "--eig-mean", "0.1",
                  "--eig-std", "0.05"]) == 0

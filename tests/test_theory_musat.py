@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import theory
-from theory.musat import construction
+from attnverify import theory
+from attnverify.theory.musat import construction
 
 
 @pytest.mark.parametrize(("D", "t"), [(1, 1), (2, 2), (3, 2), (4, 2), (5, 3), (13, 3), (14, 4),

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import theory
-from compare.claims.snell import cooccurrence_max_z
-from compare.stats import bonferroni_z
-from empirics import CopyTask, estimate_cooccurrence
+from attnverify import theory
+from attnverify.compare.claims.snell import cooccurrence_max_z
+from attnverify.compare.stats import bonferroni_z
+from attnverify.empirics import CopyTask, estimate_cooccurrence
 
 
 def exact_cooccurrence(vocab: int, length: int, distribution: str) -> np.ndarray:

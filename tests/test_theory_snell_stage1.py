@@ -12,8 +12,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import theory
-from empirics import Adam, CopyTask, FreeAttentionToyConfig, RunSpec, build_model, train
+from attnverify import theory
+from attnverify.empirics import Adam, CopyTask, FreeAttentionToyConfig, RunSpec, build_model, train
 
 
 # -- bag-of-words optimum (§4.5) ---------------------------------------------------------------

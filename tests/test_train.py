@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from empirics import CopyTask, ModelConfig, RunSpec, Seq2SeqConfig, build_model, train
+from attnverify.empirics import CopyTask, ModelConfig, RunSpec, Seq2SeqConfig, build_model, train
 
 
 def small_spec(**overrides) -> RunSpec:

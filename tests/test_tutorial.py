@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compare.claim import Assessment, Claim
-from compare.registry import register
+from attnverify.compare.claim import Assessment, Claim
+from attnverify.compare.registry import register
 
 DOC = Path(__file__).parents[1] / "docs" / "adding-a-claim.md"
 CLAIM_ID = "example.untrained_loss_is_log_vocabulary"
@@ -46,7 +46,7 @@ def plugin_site(tmp_path_factory) -> Path:
 
 def cli(site: Path, *argv: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(site), "ATTNVERIFY_CACHE": str(cache)}
-    return subprocess.run([sys.executable, "-m", "compare.cli", *argv], env=env,
+    return subprocess.run([sys.executable, "-m", "attnverify.compare.cli", *argv], env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -5,8 +5,8 @@
 0.005649717514124294
 """
 
-from theory import bao, musat, snell
-from theory.prediction import Prediction
-from theory.registry import QUANTITIES, predict
+from attnverify.theory import bao, musat, snell
+from attnverify.theory.prediction import Prediction
+from attnverify.theory.registry import QUANTITIES, predict
 
 __all__ = ["QUANTITIES", "Prediction", "bao", "musat", "predict", "snell"]

@@ -11,8 +11,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from theory import bao, musat, snell
-from theory.prediction import Prediction
+from attnverify.theory import bao, musat, snell
+from attnverify.theory.prediction import Prediction
 
 QUANTITIES: dict[str, Callable[..., Prediction]] = {
     f"snell.{name}": getattr(snell, name)

@@ -12,16 +12,16 @@ model (Gaussian random walk, query = last token, centred scores), labelled ``der
 - :mod:`~theory.bao.antrp`: the third-party variant, kept as a documented discrepancy (§3.1, §3.3)
 """
 
-from theory.bao.antrp import antrp_moments, antrp_moments_from_traces
-from theory.bao.continuum import (
+from attnverify.theory.bao.antrp import antrp_moments, antrp_moments_from_traces
+from attnverify.theory.bao.continuum import (
     continuum_covariances,
     continuum_moments_symmetric,
     continuum_variance_polynomial,
 )
-from theory.bao.entropy import annealed_entropy, annealed_entropy_grid
-from theory.bao.locater import KINDS as LOCATER_KINDS
-from theory.bao.locater import locater, locater_a, locater_b, locater_c
-from theory.bao.moments import (
+from attnverify.theory.bao.entropy import annealed_entropy, annealed_entropy_grid
+from attnverify.theory.bao.locater import KINDS as LOCATER_KINDS
+from attnverify.theory.bao.locater import locater, locater_a, locater_b, locater_c
+from attnverify.theory.bao.moments import (
     ScoreMoments,
     WalkCovariances,
     moments_from_traces,
@@ -30,7 +30,7 @@ from theory.bao.moments import (
     spectrum_traces,
     walk_covariances,
 )
-from theory.bao.propagation import (
+from attnverify.theory.bao.propagation import (
     REGIMES,
     Localization,
     classify_regime,
@@ -41,7 +41,7 @@ from theory.bao.propagation import (
     rho,
     rho_profile_grid,
 )
-from theory.bao.spectrum import SpectrumStats, spectrum_stats
+from attnverify.theory.bao.spectrum import SpectrumStats, spectrum_stats
 
 __all__ = [
     "LOCATER_KINDS",

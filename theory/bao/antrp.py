@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.bao.moments import ScoreMoments, check_spectrum, spectrum_traces
-from theory.prediction import Prediction
+from attnverify.theory.bao.moments import ScoreMoments, check_spectrum, spectrum_traces
+from attnverify.theory.prediction import Prediction
 
 
 def antrp_moments_from_traces(tr_w: float, frob2: float, d: int, T: int) -> ScoreMoments:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp, softmax
 
-from theory.bao.moments import ASSUMPTIONS, check_spectrum, moments_from_traces, spectrum_traces
-from theory.prediction import Prediction
+from attnverify.theory.bao.moments import ASSUMPTIONS, check_spectrum, moments_from_traces, spectrum_traces
+from attnverify.theory.prediction import Prediction
 
 
 def annealed_entropy_grid(d: np.ndarray | int, T: int, eig_mean: np.ndarray | float,

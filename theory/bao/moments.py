@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 SOURCE = "derived: bao2024.md §3.2 (Isserlis' theorem under the random-walk token model §2.2)"
 ASSUMPTIONS = (

@@ -20,12 +20,12 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr
 
-from theory.bao.moments import (
+from attnverify.theory.bao.moments import (
     ASSUMPTIONS,
     check_spectrum,
     walk_covariances,
 )
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 SOURCE_RHO = ("formula: third-party implementation of the paper (Everlyn-Labs/ANTRP), "
               "bao2024.md §2.2 [S]; moments derived, bao2024.md §3.2")

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from theory.bao.moments import spectrum_traces
+from attnverify.theory.bao.moments import spectrum_traces
 
 __all__ = ["SpectrumStats", "spectrum_stats", "spectrum_traces"]
 

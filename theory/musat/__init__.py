@@ -8,7 +8,7 @@ reconstructions [R] of the spec, labelled as such.
 - :mod:`~theory.musat.construction`: a transformer with written-down weights (§2.4)
 """
 
-from theory.musat.bounds import (
+from attnverify.theory.musat.bounds import (
     max_depth,
     max_depth_value,
     min_layers,
@@ -17,8 +17,8 @@ from theory.musat.bounds import (
     min_layers_refined_value,
     min_layers_value,
 )
-from theory.musat.construction import RetrievalInstance, random_instance
-from theory.musat.information_flow import FlowResult, chain_graph, simulate, simulate_intervals
+from attnverify.theory.musat.construction import RetrievalInstance, random_instance
+from attnverify.theory.musat.information_flow import FlowResult, chain_graph, simulate, simulate_intervals
 
 __all__ = [
     "FlowResult",

@@ -11,7 +11,7 @@ last chain token.
 
 from __future__ import annotations
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 SOURCE = "Mușat 2024, Theorem 1 (t >= log_3(2D)), musat2024.md §2.1; integer form [R] §2.3"
 ASSUMPTIONS = (

@@ -8,19 +8,19 @@ Learns* (``shared/papers/snell2021.md``), one module per concept:
 - :mod:`~theory.snell.free_attention`: the free-attention toy and its permutation saddle (§4.6)
 """
 
-from theory.snell.bag_of_words import (
+from attnverify.theory.snell.bag_of_words import (
     stage1_accuracy_bound,
     stage1_exclusion_loss,
     stage1_loss,
 )
-from theory.snell.cooccurrence import DISTRIBUTIONS, cooccurrence, kappa, kappa_peak
-from theory.snell.free_attention import (
+from attnverify.theory.snell.cooccurrence import DISTRIBUTIONS, cooccurrence, kappa, kappa_peak
+from attnverify.theory.snell.free_attention import (
     free_attention_gradients,
     free_attention_loss,
     permutation_saddle_loss,
 )
-from theory.snell.stage2 import stage2_logit_velocity, stage2_onset_rate
-from theory.snell.toy_classifier import (
+from attnverify.theory.snell.stage2 import stage2_logit_velocity, stage2_onset_rate
+from attnverify.theory.snell.toy_classifier import (
     toy_classifier_first_crossing,
     toy_classifier_solution,
     toy_classifier_tau_star,

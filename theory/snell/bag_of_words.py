@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 
-from theory.prediction import Prediction
-from theory.snell.cooccurrence import check_sizes
+from attnverify.theory.prediction import Prediction
+from attnverify.theory.snell.cooccurrence import check_sizes
 
 _SOURCE = "derived: shared/papers/snell2021.md §4.5 (stage-1 optimum)"
 

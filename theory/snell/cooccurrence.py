@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 DISTRIBUTIONS = ("subset", "permutation", "iid")
 """Copying-data generators of snell2021.md §2.1: L distinct of V in random order (``subset``,

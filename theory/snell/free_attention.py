@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 _SOURCE = "derived: shared/papers/snell2021.md §4.6"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 _SOURCE = "derived: shared/papers/snell2021.md §4.4 and §4.5b"
 

@@ -20,7 +20,7 @@ import sympy as sp
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
-from theory.prediction import Prediction
+from attnverify.theory.prediction import Prediction
 
 _SOURCE = "derived: shared/papers/snell2021.md §4.2 (closed form by sympy.dsolve)"
 _ASSUMPTIONS = ("gradient flow (continuous time)", "attention weight p unconstrained")

@@ -1,21 +1,20 @@
-"""Claims of Bao, Hataya, Karakida (2024), ``shared/papers/bao2024.md``, registered in the order
-of the report. The theory they test is the spec's derivation under a stated token model, not
+"""Claims of Bao, Hataya, Karakida (2024), ``shared/papers/bao2024.md``, in the order of the
+report. The theory they test is the spec's derivation under a stated token model, not
 the paper's own theorem (which was not available); every statistic says so."""
 
-from compare.claims.bao.moments import (
+from attnverify.compare.claims.bao.moments import (
     AntrpVariantDisagrees,
     PropagationProbability,
     ScoreMoments,
 )
-from compare.claims.bao.regimes import (
+from attnverify.compare.claims.bao.regimes import (
     EntropyMonotoneInVariance,
     LargeVarianceVanishes,
     RankCollapseAtUniform,
     SmallVarianceLocalizes,
     ZeroMeanNoSelectivity,
 )
-from compare.claims.bao.training import LocaterEffect, TrainedSpectrumPredictsLocalization
-from compare.registry import register
+from attnverify.compare.claims.bao.training import LocaterEffect, TrainedSpectrumPredictsLocalization
 
 CLAIMS = (
     ScoreMoments,
@@ -29,7 +28,4 @@ CLAIMS = (
     TrainedSpectrumPredictsLocalization,
     AntrpVariantDisagrees,
 )
-for _claim in CLAIMS:
-    register(_claim)
-
 __all__ = ["CLAIMS", *(c.__name__ for c in CLAIMS)]

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from compare.memo import memo
-from compare.stats import bonferroni_z
-from empirics import (
+from attnverify.compare.memo import memo
+from attnverify.compare.stats import bonferroni_z
+from attnverify.empirics import (
     ScoreSample,
     attention,
     factored_qk,

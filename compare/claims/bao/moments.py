@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.bao.common import (
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.bao.common import (
     FAMILY_ALPHA,
     MONTE_CARLO,
     TOKEN_MODEL,
@@ -19,10 +19,10 @@ from compare.claims.bao.common import (
     scores_at,
     z_bound,
 )
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from compare.stats import max_abs_z
-from empirics import RunResult
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import max_abs_z
+from attnverify.empirics import RunResult
 
 
 def _moment_z(w: Any, sample: Any, T: int, naive: bool = False) -> tuple[float, float]:

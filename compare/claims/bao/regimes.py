@@ -15,20 +15,20 @@ import numpy as np
 import torch
 from scipy.special import erf
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.bao.common import (
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.bao.common import (
     MC_SOURCES,
     MONTE_CARLO,
     TOKEN_MODEL,
     qk_matrix,
     scores_at,
 )
-from compare.memo import memo
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from compare.stats import bonferroni_z, mean_and_se, normal_ci
-from empirics import RunResult, rank_collapse
+from attnverify.compare.memo import memo
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import bonferroni_z, mean_and_se, normal_ci
+from attnverify.empirics import RunResult, rank_collapse
 
 LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
 """(d, mean, std) with max v_t < 1/64, so that the window test of §8.2 item 5 applies."""

@@ -15,11 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from compare.claim import Assessment, Claim, Verdict
-from compare.plotting import PALETTE, new_figure, seed_band
-from compare.space import Dimension
-from compare.stats import mean_ci
-from empirics import (
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.plotting import PALETTE, new_figure, seed_band
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import mean_ci
+from attnverify.empirics import (
     Adam,
     AttentionLMConfig,
     RandomWalkLMTask,

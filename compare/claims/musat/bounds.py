@@ -9,14 +9,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.memo import memo
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from empirics import RunResult
-from theory.musat import bounds as bounds_module
-from theory.musat import construction, information_flow
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.memo import memo
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.empirics import RunResult
+from attnverify.theory.musat import bounds as bounds_module
+from attnverify.theory.musat import construction, information_flow
 
 RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
                   "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "

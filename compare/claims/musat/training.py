@@ -24,15 +24,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.musat.bounds import RECONSTRUCTION
-from compare.plotting import PALETTE, new_figure, runs_with_band
-from compare.space import Dimension
-from compare.stats import mean_ci
-from empirics import Adam, RunResult, RunSpec
-from empirics.retrieval import RetrievalTask
-from empirics.retrieval_transformer import RetrievalTransformerConfig
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import mean_ci
+from attnverify.empirics import Adam, RunResult, RunSpec
+from attnverify.empirics.retrieval import RetrievalTask
+from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
                    "architecture unknown (musat2024.md §4)")

@@ -1,21 +1,20 @@
-"""Claims of Snell, Zhong, Klein, Steinhardt (2021), ``shared/papers/snell2021.md``, registered
-in the order of the report."""
+"""Claims of Snell, Zhong, Klein, Steinhardt (2021), ``shared/papers/snell2021.md``, in the
+order of the report."""
 
-from compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_z
-from compare.claims.snell.copying import (
+from attnverify.compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_z
+from attnverify.compare.claims.snell.copying import (
     KappaPredictsLearningSpeed,
     KtiwPrecedesAttention,
     PermutationIsHard,
     SubsetLearnedEverySeed,
 )
-from compare.claims.snell.initialisation import UniformAttentionAtInit
-from compare.claims.snell.multihead import MultiheadRescuesPermutations
-from compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
-from compare.claims.snell.uniform_attention import (
+from attnverify.compare.claims.snell.initialisation import UniformAttentionAtInit
+from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
+from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
+from attnverify.compare.claims.snell.uniform_attention import (
     KtiwLearnedUnderUniformAttention,
     Stage1BowOptimum,
 )
-from compare.registry import register
 
 CLAIMS = (
     KappaClosedForm,
@@ -30,7 +29,4 @@ CLAIMS = (
     MultiheadRescuesPermutations,
     SubsetLearnedEverySeed,
 )
-for _claim in CLAIMS:
-    register(_claim)
-
 __all__ = ["CLAIMS", "cooccurrence_max_z", *(c.__name__ for c in CLAIMS)]

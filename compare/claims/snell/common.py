@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from compare.claim import Verdict
-from compare.space import Dimension
-from compare.stats import binomial_ci
-from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
+from attnverify.compare.claim import Verdict
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import binomial_ci
+from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
 PAPER_COPYING = "H = 256, V = L = 40 and 40 of 60, batch 128, Adam 1e-3, 200 steps, 20 seeds"
 

@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
-from empirics import CopyTask, RunResult, estimate_cooccurrence
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
+from attnverify.empirics import CopyTask, RunResult, estimate_cooccurrence
 
 
 def cooccurrence_max_z(matrix: np.ndarray, matrix_se: np.ndarray, c_theory: np.ndarray,

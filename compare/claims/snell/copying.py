@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.snell.common import (
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.snell.common import (
     COPYING,
     LENGTH_SPACE,
     PAPER_COPYING,
@@ -26,10 +26,10 @@ from compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
-from compare.plotting import PALETTE, new_figure, runs_with_band
-from compare.space import Dimension
-from compare.stats import binomial_ci
-from empirics import RunResult, RunSpec
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import binomial_ci
+from attnverify.empirics import RunResult, RunSpec
 
 SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and aligned attention (argmax at t or t +- 1) "
                 f">= {SUCCESS['attn_acc_best_offset']} at one evaluation")

@@ -8,13 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.snell.common import PAPER_COPYING
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from compare.stats import mean_ci
-from empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
-from empirics.attention import entropy_ratio, max_weight_ratio
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.snell.common import PAPER_COPYING
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import mean_ci
+from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
+from attnverify.empirics.attention import entropy_ratio, max_weight_ratio
 
 
 def _attention_stats(result: RunResult) -> tuple[np.ndarray, np.ndarray]:

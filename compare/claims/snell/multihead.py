@@ -48,8 +48,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.snell.common import (
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.snell.common import (
     COPYING,
     SUCCESS_ACC_ONLY,
     compare_groups,
@@ -59,11 +59,11 @@ from compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
-from compare.claims.snell.copying import curves_figure
-from compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
-from compare.space import Dimension
-from compare.stats import binomial_ci
-from empirics import RunResult, RunSpec
+from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import binomial_ci
+from attnverify.empirics import RunResult, RunSpec
 
 CANDIDATE_SEEDS = 1_000_000
 """Head seeds of the candidates to classify: CANDIDATE_SEEDS + i."""

@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.plotting import PALETTE, new_figure
-from compare.space import Dimension
-from empirics import (
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.space import Dimension
+from attnverify.empirics import (
     SGD,
     CopyTask,
     FreeAttentionToyConfig,

@@ -11,13 +11,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-import theory
-from compare.claim import Assessment, Claim, Verdict
-from compare.claims.snell.common import COPYING, LENGTH_SPACE, PAPER_COPYING, copy_spec
-from compare.claims.snell.copying import curves_figure
-from compare.space import Dimension
-from compare.stats import mean_ci
-from empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
+from attnverify import theory
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.snell.common import COPYING, LENGTH_SPACE, PAPER_COPYING, copy_spec
+from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import mean_ci
+from attnverify.empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
 
 UNIFORM: dict[str, dict[str, Any]] = {
     # full: the paper's copying configuration (§1.6), frozen-uniform as --invasive_uniform
@@ -158,7 +158,7 @@ class Stage1BowOptimum(Claim):
 
     @staticmethod
     def _figure(subset, perm, floor, ceilings, params):
-        from compare.plotting import PALETTE, new_figure
+        from attnverify.compare.plotting import PALETTE, new_figure
 
         fig, (ax,) = new_figure(width=5.0)
         for runs, colour, name in ((subset, PALETTE["blue"], "subset"),
