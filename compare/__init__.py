@@ -20,7 +20,8 @@ _EXPORTS = {
     "ClaimOutcome": "verify", "evaluate": "verify", "evaluate_all": "verify",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Verdict", "evaluate",
+           "evaluate_all", "register", "select"]
 
 
 def __getattr__(name: str) -> Any:

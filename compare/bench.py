@@ -355,8 +355,8 @@ def verify_quick_times() -> dict[str, float]:
         times = {}
         for name in ("cold", "warm"):
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--profile", "quick",
-                            "--out", out, "--quiet"], env=env, check=True,
+            subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify",
+                            "--profile", "quick", "--out", out, "--quiet"], env=env, check=True,
                            capture_output=True)
             times[name] = time.perf_counter() - start
     return times

@@ -10,7 +10,8 @@
     attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
     attnverify claims [--json]
     attnverify --version
-    attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | rm KEY | clear
+    attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | pack | unpack
+                   | migrate | rm KEY | clear
 
 User errors print one line on stderr naming the problem and the accepted values and exit with 2,
 without a traceback and without writing anything. Refuted claims are results: exit 0.
@@ -461,7 +462,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                       + ("" if current else "  (stale)"))
             print(f"{len(keys)} runs in {store.root}" + (
                 f"; {stale} stale (made by other code, never read again; 'attnverify runs "
-                f"clear --stale' removes them)" if stale else ""), file=sys.stderr)
+                f"migrate' re-keys those of attnverify 0.1.0, 'attnverify runs clear --stale' "
+                f"removes them)" if stale else ""), file=sys.stderr)
         elif args.action == "show":
             result = _get(store, args.key)
             # the stored key: a stale entry's spec hashes to another key with this code
@@ -520,9 +522,18 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                 print(f"imported {done.imported} runs into {store.root}"
                       + (f" from {file}" if len(args.files) > 1 else "")
                       + f"; {done.present} were there already"
+                      + (f"; {done.migrated} of attnverify 0.1.0 re-keyed (checked against "
+                         f"their specs)" if done.migrated else "")
                       + (f"; {done.stale} made by other code left out (their specs have other "
                          f"keys with this code: they would never be read)"
                          if done.stale else ""), file=sys.stderr)
+        elif args.action == "migrate":
+            from attnverify.empirics.legacy_keys import migrate_store
+
+            done, left = migrate_store(store)
+            print(f"re-keyed {done} runs of attnverify 0.1.0 in {store.root}"
+                  + (f"; {left} stale runs of older code left as they are ('attnverify runs "
+                     f"clear --stale' removes them)" if left else ""), file=sys.stderr)
         elif args.action == "rm":
             if not store.remove(args.key):
                 raise UserError(f"no run {args.key!r} in {store.root}")
@@ -707,7 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "falsify searches (JSON)")
 
     p = sub.add_parser("runs", parents=[common],
-                       help="list, show, export, pack, unpack or remove cached runs")
+                       help="list, show, export, pack, unpack, migrate or remove cached runs")
     runs = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
     _add_run = runs.add_parser
     runs.add_parser = lambda name, **kw: _add_run(name, allow_abbrev=False, **kw)  # type: ignore
@@ -734,6 +745,9 @@ def build_parser() -> argparse.ArgumentParser:
                     ).add_argument("files", nargs="+", metavar="file",
                                    help="the archives (a set split over several files: all "
                                         "of them, in any order)")
+    runs.add_parser("migrate", parents=[common],
+                    help="re-key the runs stored by attnverify 0.1.0 (each checked against its "
+                         "spec) so that this version reads them")
     runs.add_parser("rm", parents=[common], help="remove one run").add_argument("key")
     runs.add_parser("clear", parents=[common], help="remove every cached run").add_argument(
         "--stale", action="store_true",

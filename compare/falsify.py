@@ -27,7 +27,6 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings
 from hypothesis.errors import NoSuchExample
 
 from attnverify.compare.claim import Claim, Verdict
-from attnverify.compare.code_version import claim_code_version
 from attnverify.compare.report import jsonable
 from attnverify.compare.space import covered, space_strategy
 from attnverify.compare.verify import evaluate, plan_params
@@ -64,7 +63,7 @@ class FalsifyResult:
     region: dict[str, Any] = field(default_factory=dict)
     """Per dimension, the smallest and largest value evaluated."""
     code: str = ""
-    """:func:`compare.code_version.claim_code_version` of the code that searched."""
+    """:func:`claim_version` of the code that searched."""
 
     @property
     def found(self) -> bool:
@@ -182,7 +181,13 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         evaluated=list(seen.values()), counterexample=counterexample,
         cut=cut[0] if cut else None, elapsed_s=time.monotonic() - start,
         region=covered(claim.space, [p.point for p in seen.values()]),
-        code=claim_code_version(claim))
+        code=claim_version(claim))
+
+
+def claim_version(claim: Claim) -> str:
+    """What a saved search records of the code that ran it: the claim's declared
+    ``code_version`` (a search saved under another version is stale)."""
+    return f"v{type(claim).code_version}"
 
 
 def _point_key(point: dict[str, Any]) -> str:
@@ -224,6 +229,6 @@ def load_saved(cache_root: Path, claims: Sequence[Claim]) -> list[dict[str, Any]
                 continue
             if (isinstance(data, dict) and data.get("claim_id") == claim.id
                     and data.keys() >= REQUIRED_KEYS):
-                data["stale"] = data.get("code") != claim_code_version(claim)
+                data["stale"] = data.get("code") != claim_version(claim)
                 out.append(data)
     return out

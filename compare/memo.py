@@ -3,8 +3,10 @@ construction), so that a warm ``verify`` recomputes nothing (the run store does 
 training runs).
 
 An entry is a ``.npz`` of plain arrays (loaded with ``allow_pickle=False``) under
-``ROOT/memo/NAMESPACE/``, named by the SHA-256 of the call's key, the package version and the
-source of the modules that compute it: changing that code recomputes. Writes are atomic (a
+``ROOT/memo/NAMESPACE/``, named by the SHA-256 of the call's key and the declared version of the
+code that computes it (a claim's ``code_version``, or the numerics version of a shared
+computation such as :data:`~attnverify.empirics.score_monte_carlo.MONTE_CARLO_VERSION`): a bumped
+version recomputes, a comment or a refactor does not. Writes are atomic (a
 temporary file renamed into place); an unreadable entry is recomputed, never used. With no root
 set (library use, most tests) nothing is cached.
 """
@@ -17,14 +19,11 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
-
-from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")
 _root: Path | None = None
@@ -48,20 +47,19 @@ def rooted(path: Path | None) -> Iterator[None]:
         _root = previous
 
 
-def _digest(key: dict[str, Any], sources: Sequence[ModuleType]) -> str:
-    h = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
-    h.update(package_version().encode())
-    for module in sources:
-        h.update(Path(module.__file__ or "").read_bytes())
-    return h.hexdigest()[:24]
+def _digest(key: dict[str, Any], version: dict[str, int]) -> str:
+    payload = {"key": key, "version": version}
+    text = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def memo(namespace: str, key: dict[str, Any], sources: Sequence[ModuleType],
+def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
          compute: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """``compute()``'s arrays, read from the cache when this key and code were seen before."""
+    """``compute()``'s arrays, read from the cache when this key was computed before by code of
+    the same declared ``version`` (e.g. ``{"claim": 1}`` or ``{"monte_carlo": 1}``)."""
     if _root is None:
         return compute()
-    path = _root / namespace / f"{_digest(key, sources)}.npz"
+    path = _root / namespace / f"{_digest(key, version)}.npz"
     if path.exists():
         try:
             with np.load(path, allow_pickle=False) as npz:

@@ -13,8 +13,16 @@ from attnverify.empirics.qk_spectrum import EigenStats, eigen_stats, factored_qk
 from attnverify.empirics.random_walk import RandomWalkLMTask, gaussian_random_walk
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.retrieval import RetrievalTask
-from attnverify.empirics.retrieval_transformer import RetrievalTransformer, RetrievalTransformerConfig
-from attnverify.empirics.score_monte_carlo import ScoreSample, rank_collapse, sample_scores, token_residual
+from attnverify.empirics.retrieval_transformer import (
+    RetrievalTransformer,
+    RetrievalTransformerConfig,
+)
+from attnverify.empirics.score_monte_carlo import (
+    ScoreSample,
+    rank_collapse,
+    sample_scores,
+    token_residual,
+)
 from attnverify.empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
 from attnverify.empirics.spec import RunSpec
 from attnverify.empirics.store import CorruptEntryError, RunStore, default_cache_dir

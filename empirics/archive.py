@@ -11,7 +11,9 @@ Entries are read one at a time, and no member over :data:`MAX_MEMBER_BYTES` is r
 stays bounded whatever an archive claims.
 
 An entry made by other code (its spec hashes to another key here, or this code cannot read its
-spec at all) is *stale*: sound, but never read again, so neither packed nor imported.
+spec at all) is *stale*: sound, but never read again, so neither packed nor imported. The one
+exception is an entry of attnverify 0.1.0 stored under the key that code gave its spec
+(:mod:`~attnverify.empirics.legacy_keys`): it is imported under its current key.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import contextlib
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
 import tarfile
@@ -33,6 +36,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from attnverify.empirics.legacy_keys import migrated
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
 
@@ -63,6 +67,9 @@ class Unpacked:
     """Already in the store (left as they are)."""
     stale: int
     """Made by other code: never read, so left out."""
+    migrated: int = 0
+    """Entries of attnverify 0.1.0 imported under their current keys (counted in
+    ``imported`` too)."""
 
 
 def is_current(key: str, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
@@ -182,7 +189,7 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
             tar = tarfile.open(fileobj=stream, mode="r:gz")  # noqa: SIM115 (closed below)
         with tar:
             entries = _entries(tar, path)
-            wanted: dict[str, str] = {}
+            wanted: dict[str, tuple[str, str, bytes | None]] = {}
             present = stale = 0
             for key, members in entries.items():  # first pass: check every entry
                 files = _read(tar, members, path)
@@ -191,15 +198,21 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
                 except CorruptEntryError as exc:
                     raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing "
                                      f"was imported") from None
+                target, new_meta = key, None
                 if not is_current(key, meta, arrays):
-                    stale += 1
-                elif store.has(key):
+                    legacy = migrated(key, meta)
+                    if legacy is None or not is_current(legacy[0], legacy[1], arrays):
+                        stale += 1
+                        continue
+                    target, new_meta = legacy[0], json.dumps(legacy[1], indent=1).encode()
+                if store.has(target):
                     present += 1
                 else:
-                    wanted[key] = _digest(files)
-            for key, digest in wanted.items():  # second pass: publish what the first checked
-                files = _read(tar, entries[key], path)
+                    wanted[key] = (target, _digest(files), new_meta)
+            for key, (target, digest, new_meta) in wanted.items():  # second pass: publish
+                files = _read(tar, entries[key], path)  # what the first pass checked
                 if _digest(files) != digest:
                     raise ValueError(f"{path}: run {key} changed while it was imported")
-                store.publish_files(key, files["arrays.npz"], files["meta.json"])
-    return Unpacked(imported=len(wanted), present=present, stale=stale)
+                store.publish_files(target, files["arrays.npz"], new_meta or files["meta.json"])
+    return Unpacked(imported=len(wanted), present=present, stale=stale,
+                    migrated=sum(new_meta is not None for _, _, new_meta in wanted.values()))

@@ -35,6 +35,7 @@ class AttentionLMConfig(ModelConfig):
     """``bao_attention_lm``: width d, FFN width, LayerNorm placement, dropout, LocAteR."""
 
     kind = "bao_attention_lm"
+    code_version = 1
     d: int = 128
     ffn: int = 128
     norm: str = "post"

@@ -2,8 +2,17 @@
 
 Tasks, models and optimizers are small frozen dataclasses. Each subclass names its ``kind``;
 the registry turns a plain dict (from JSON) back into the right class, so a
-:class:`~empirics.spec.RunSpec` round-trips through the run store exactly. Validation errors are
-``ValueError`` naming the field and the accepted values (ARCHITECTURE.md, "Contracts").
+:class:`~attnverify.empirics.spec.RunSpec` round-trips through the run store exactly. Validation
+errors are ``ValueError`` naming the field and the accepted values (ARCHITECTURE.md,
+"Contracts").
+
+Every registered class declares its **numerics version**, ``code_version``: a run's key is its
+spec plus the versions of its task, model, optimizer and the training loop
+(:func:`~attnverify.empirics.versions.run_versions`), so comments, renames, moved files and
+refactors keep every key, and a change of what a class computes (its data, its initialisation,
+its forward pass) must bump its ``code_version``. The golden regression runs
+(``tests/test_golden.py``) fail when numerics change without a bump. A class without the
+attribute is refused when it is defined, so a third-party config can never reuse stale runs.
 """
 
 from __future__ import annotations
@@ -26,10 +35,24 @@ class Config:
 
     family: ClassVar[str] = ""
     kind: ClassVar[str] = ""
+    code_version: ClassVar[int]
+    """The numerics version of this class: bump it (1, 2, ...) whenever what the class
+    computes changes; every run using it then gets a new key. Each class that declares a
+    ``kind`` declares its own (inheriting a parent's is refused: a subclass computes something
+    else)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.kind:
+        if "kind" in vars(cls) and cls.kind:
+            version = vars(cls).get("code_version")
+            if not (is_int(version) and version >= 1):
+                raise TypeError(
+                    f"{cls.__module__}.{cls.__qualname__} (kind {cls.kind!r}) declares no "
+                    f"numerics version: add the class attribute 'code_version = 1' and bump "
+                    f"it whenever what the class computes changes (it enters every run key)"
+                    if version is None else
+                    f"{cls.__module__}.{cls.__qualname__}.code_version must be an integer "
+                    f">= 1; got {version!r}")
             _REGISTRY.setdefault(cls.family, {})[cls.kind] = cls
 
     def __post_init__(self) -> None:

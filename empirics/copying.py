@@ -25,6 +25,7 @@ from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 @dataclass(frozen=True)
 class CopyTask(TaskConfig):
     kind = "copy"
+    code_version = 1
     distribution: str = "subset"
     vocab_size: int = 60
     length: int = 40

@@ -21,6 +21,7 @@ class OptimizerConfig(Config):
 @dataclass(frozen=True)
 class Adam(OptimizerConfig):
     kind = "adam"
+    code_version = 1
     lr: float = 1e-3
 
     def validate(self) -> None:
@@ -33,6 +34,7 @@ class Adam(OptimizerConfig):
 @dataclass(frozen=True)
 class SGD(OptimizerConfig):
     kind = "sgd"
+    code_version = 1
     lr: float = 0.1
 
     def validate(self) -> None:

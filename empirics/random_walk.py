@@ -34,6 +34,7 @@ class RandomWalkLMTask(TaskConfig):
     """``random_walk_lm``: next-token prediction on drifting walks over a cycle of tokens."""
 
     kind = "random_walk_lm"
+    code_version = 1
     vocab: int = 64
     T: int = 64
     max_drift: int = 4

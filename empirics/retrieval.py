@@ -53,6 +53,7 @@ class RetrievalTask(TaskConfig):
     """``musat_retrieval``: chains of D links, K chains, with or without the IC targets."""
 
     kind = "musat_retrieval"
+    code_version = 1
     D: int = 2
     K: int = 4
     vocab: int = 64

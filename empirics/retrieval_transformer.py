@@ -36,6 +36,7 @@ class RetrievalTransformerConfig(ModelConfig):
     """``musat_transformer``: depth, heads, width, LayerNorm placement, attention mask."""
 
     kind = "musat_transformer"
+    code_version = 1
     layers: int = 2
     heads: int = 4
     d_model: int = 64

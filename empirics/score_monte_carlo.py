@@ -21,6 +21,10 @@ import torch
 from attnverify.empirics.attention import attention_entropy
 from attnverify.empirics.random_walk import gaussian_random_walk
 
+MONTE_CARLO_VERSION = 1
+"""The numerics version of these estimators (and of the walks and QK matrices they use): bump
+it when what they compute changes; it keys the claims' memo entries of Monte Carlo summaries."""
+
 
 @dataclass(frozen=True)
 class ScoreSample:

@@ -44,6 +44,7 @@ class Seq2SeqConfig(ModelConfig):
     """``snell_seq2seq``: hidden size (= embedding size), attention mode, heads, cell type."""
 
     kind = "snell_seq2seq"
+    code_version = 1
     hidden: int = 256
     attention: str = "learned"
     heads: int = 1

@@ -1,8 +1,11 @@
 """RunSpec: the complete, frozen description of one training run (ARCHITECTURE.md, "Core objects").
 
-Its identity is a content hash of the canonical JSON of the spec plus the package version, so the
-same spec always finds the same cache entry and any change of code version recomputes. One root
-seed derives independent seeds for the data stream, the initialisation and the evaluation set.
+Its identity is a content hash of the canonical JSON of the spec plus the declared numerics
+versions of its task, model, optimizer and the training loop
+(:func:`~attnverify.empirics.versions.run_versions`), so the same spec always finds the same cache
+entry, a change of numerics (a bumped version) recomputes, and comments, renames and refactors
+keep every key. One root seed derives independent seeds for the data stream, the
+initialisation and the evaluation set.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import torch
 
 from attnverify.empirics.config import ModelConfig, TaskConfig, is_int, require
 from attnverify.empirics.optim import Adam, OptimizerConfig
-from attnverify.empirics.versions import code_version, package_version
+from attnverify.empirics.versions import run_versions
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 DEVICES = ("cpu", "cuda")
@@ -125,20 +128,11 @@ class RunSpec:
         return cls(**data)
 
     def key(self) -> str:
-        """Content hash of the spec, the package version and the source of the ``empirics``
-        modules the run executes (so a change to its model, task or the loop never reuses stale
-        results, while other families' caches survive): the run's identity."""
-        payload = json.dumps({"spec": self.to_dict(), "version": package_version(),
-                              "code": code_version(self.source_modules())},
+        """The run's identity: a content hash of the canonical spec and the numerics versions
+        of its task, model, optimizer and the loop (never of source bytes)."""
+        payload = json.dumps({"spec": self.to_dict(), "versions": run_versions(self)},
                              sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
-
-    def source_modules(self) -> frozenset[str]:
-        """The ``empirics`` modules defining this run's task, model and optimizer (their
-        imports and the loop are added by :func:`~empirics.versions.code_version`)."""
-        return frozenset(type(part).__module__.rsplit(".", 1)[-1]
-                         for part in (self.task, self.model, self.optimizer)
-                         if type(part).__module__.startswith("empirics."))
 
     def label(self) -> str:
         """A short human-readable description for logs and progress bars."""

@@ -71,6 +71,7 @@ class TextCorpusTask(TaskConfig):
     """``text_corpus``: windows of T tokens from a local WikiText-format corpus."""
 
     kind = "text_corpus"
+    code_version = 1
     directory: str = ""
     T: int = 64
     fingerprint: str = ""

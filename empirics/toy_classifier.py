@@ -22,6 +22,7 @@ class ToyClassifierTask(TaskConfig):
     loss is closed-form in the parameters; a batch carries no data."""
 
     kind = "toy_classifier"
+    code_version = 1
 
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
         return {}
@@ -30,6 +31,7 @@ class ToyClassifierTask(TaskConfig):
 @dataclass(frozen=True)
 class ToyClassifierConfig(ModelConfig):
     kind = "toy_classifier"
+    code_version = 1
     p0: float = 0.5
     beta0: float = 0.0
     beta1: float = 0.0

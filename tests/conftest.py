@@ -39,3 +39,9 @@ def store(tmp_path):
 def _isolated_cache(tmp_path, monkeypatch):
     """No test touches the user's real cache."""
     monkeypatch.setenv("ATTNVERIFY_CACHE", str(tmp_path / "default-cache"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite tests/golden/ from the current code (review the diff: it "
+                          "is a change of numerics)")

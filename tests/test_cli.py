@@ -20,8 +20,8 @@ def run(capsys, *argv):
 
 
 def test_real_process_exit_code_and_stderr(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--claim", "x.y",
-                           "--cache", str(tmp_path / "c")], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "verify", "--claim",
+                           "x.y", "--cache", str(tmp_path / "c")], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().startswith("attnverify: error: unknown claim 'x.y'")
     assert proc.stderr.count("\n") == 1 and proc.stdout == ""

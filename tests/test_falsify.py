@@ -23,6 +23,7 @@ class Threshold(Claim):
     """A claim that holds below a threshold: refuted for x >= 7 (unless y is 'safe')."""
 
     id = "test.threshold"
+    code_version = 1
     paper = "snell"
     statement = "x stays below 7"
     defaults: ClassVar[dict[str, dict[str, Any]]] = {p: {"x": 1, "y": "safe"}

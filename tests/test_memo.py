@@ -1,11 +1,10 @@
 """The claims' computation cache: computes once, reads back, recomputes a damaged entry, keys on
-the code that computes."""
+the declared version of the code that computes (not its source)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from attnverify.compare import memo as memo_module
 from attnverify.compare.memo import memo, rooted
 
 
@@ -17,17 +16,17 @@ def test_memo_computes_once_and_survives_damage(tmp_path):
         return {"x": np.arange(3.0)}
 
     with rooted(tmp_path):
-        first = memo("ns", {"a": 1}, (memo_module,), compute)
-        again = memo("ns", {"a": 1}, (memo_module,), compute)
-        other = memo("ns", {"a": 2}, (memo_module,), compute)
+        first = memo("ns", {"a": 1}, {"claim": 1}, compute)
+        again = memo("ns", {"a": 1}, {"claim": 1}, compute)
+        other = memo("ns", {"a": 2}, {"claim": 1}, compute)
     assert len(calls) == 2
     np.testing.assert_array_equal(first["x"], again["x"])
     np.testing.assert_array_equal(other["x"], first["x"])
     entry = next((tmp_path / "memo" / "ns").glob("*.npz"))
     entry.write_bytes(b"not an npz")
     with rooted(tmp_path):
-        memo("ns", {"a": 1}, (memo_module,), compute)
-        memo("ns", {"a": 2}, (memo_module,), compute)
+        memo("ns", {"a": 1}, {"claim": 1}, compute)
+        memo("ns", {"a": 2}, {"claim": 1}, compute)
     assert len(calls) == 3  # only the damaged entry was recomputed
     assert not list((tmp_path / "memo" / "ns").glob("*.tmp"))
 
@@ -35,5 +34,20 @@ def test_memo_computes_once_and_survives_damage(tmp_path):
 def test_without_a_root_nothing_is_cached(tmp_path):
     calls = []
     for _ in range(2):
-        memo("ns", {"a": 1}, (memo_module,), lambda: calls.append(1) or {"x": np.zeros(1)})
+        memo("ns", {"a": 1}, {"claim": 1}, lambda: calls.append(1) or {"x": np.zeros(1)})
     assert len(calls) == 2 and not (tmp_path / "memo").exists()
+
+
+def test_a_bumped_version_recomputes_and_the_old_entry_is_not_read(tmp_path):
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.full(2, float(len(calls)))}
+
+    with rooted(tmp_path):
+        v1 = memo("ns", {"a": 1}, {"claim": 1}, compute)
+        v2 = memo("ns", {"a": 1}, {"claim": 2}, compute)
+        again = memo("ns", {"a": 1}, {"claim": 1}, compute)
+    assert len(calls) == 2
+    assert v1["x"][0] == 1 and v2["x"][0] == 2 and again["x"][0] == 1

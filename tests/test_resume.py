@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ARGS = ["-m", "attnverify.compare.cli", "verify", "--claim", "bao.locater_effect", "--profile", "smoke"]
+ARGS = ["-m", "attnverify.compare.cli", "verify", "--claim", "bao.locater_effect", "--profile",
+        "smoke"]
 
 
 def verify(cache: Path, out: Path, capture: bool = True, workers: int = 1,

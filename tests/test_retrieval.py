@@ -8,7 +8,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnverify.empirics import RetrievalTask, RetrievalTransformerConfig, RunSpec, build_model, train
+from attnverify.empirics import (
+    RetrievalTask,
+    RetrievalTransformerConfig,
+    RunSpec,
+    build_model,
+    train,
+)
 from attnverify.empirics.retrieval import IGNORE
 
 

@@ -78,6 +78,7 @@ class NanAfter(ModelConfig):
     """A test model whose loss becomes NaN at a given step."""
 
     kind = "test_nan_after"
+    code_version = 1
     at_step: int = 3
 
     def build(self, task):

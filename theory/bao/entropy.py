@@ -17,7 +17,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp, softmax
 
-from attnverify.theory.bao.moments import ASSUMPTIONS, check_spectrum, moments_from_traces, spectrum_traces
+from attnverify.theory.bao.moments import (
+    ASSUMPTIONS,
+    check_spectrum,
+    moments_from_traces,
+    spectrum_traces,
+)
 from attnverify.theory.prediction import Prediction
 
 

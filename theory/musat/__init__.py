@@ -18,7 +18,12 @@ from attnverify.theory.musat.bounds import (
     min_layers_value,
 )
 from attnverify.theory.musat.construction import RetrievalInstance, random_instance
-from attnverify.theory.musat.information_flow import FlowResult, chain_graph, simulate, simulate_intervals
+from attnverify.theory.musat.information_flow import (
+    FlowResult,
+    chain_graph,
+    simulate,
+    simulate_intervals,
+)
 
 __all__ = [
     "FlowResult",

@@ -14,7 +14,10 @@ from attnverify.compare.claims.bao.regimes import (
     SmallVarianceLocalizes,
     ZeroMeanNoSelectivity,
 )
-from attnverify.compare.claims.bao.training import LocaterEffect, TrainedSpectrumPredictsLocalization
+from attnverify.compare.claims.bao.training import (
+    LocaterEffect,
+    TrainedSpectrumPredictsLocalization,
+)
 
 CLAIMS = (
     ScoreMoments,

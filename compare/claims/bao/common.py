@@ -14,10 +14,7 @@ from attnverify.compare.memo import memo
 from attnverify.compare.stats import bonferroni_z
 from attnverify.empirics import (
     ScoreSample,
-    attention,
     factored_qk,
-    qk_spectrum,
-    random_walk,
     sample_scores,
     score_monte_carlo,
     symmetric_qk,
@@ -54,8 +51,8 @@ def qk_matrix(d: int, eig_mean: float, eig_std: float, seed: int,
                                                                                 dtype=torch.float64)
 
 
-MC_SOURCES = (score_monte_carlo, random_walk, qk_spectrum, attention)
-"""The modules a Monte Carlo summary depends on (their source enters its cache key)."""
+MC_VERSION = {"monte_carlo": score_monte_carlo.MONTE_CARLO_VERSION}
+"""The declared version of the Monte Carlo summaries (it enters their memo keys)."""
 
 
 def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str, Any],
@@ -66,7 +63,7 @@ def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str,
     key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T,
            "n": params["n_samples"], "seed": params["seed"] + 10_000 + offset,
            "torch": torch.__version__}
-    arrays = memo("bao_scores", key, MC_SOURCES, lambda: sample_scores(
+    arrays = memo("bao_scores", key, MC_VERSION, lambda: sample_scores(
         w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset).arrays())
     return w, ScoreSample.from_arrays(arrays)
 

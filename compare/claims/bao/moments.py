@@ -50,6 +50,7 @@ class ScoreMoments(Claim):
     """
 
     id = "bao.score_moments"
+    code_version = 1
     paper = "bao"
     statement = ("The derived exact moments mu_t, v_t of the centred scores match Monte Carlo at "
                  "random (d, T, mean, std), for symmetric and non-symmetric W.")
@@ -122,6 +123,7 @@ class PropagationProbability(Claim):
     """
 
     id = "bao.propagation_probability"
+    code_version = 1
     paper = "bao"
     statement = ("rho_t = P(0 < z~_t < 1) from the Gaussian approximation matches Monte Carlo "
                  "within the approximation's accuracy (0.06 for d >= 32, 0.12 for d < 32).")
@@ -234,6 +236,7 @@ class AntrpVariantDisagrees(Claim):
     """
 
     id = "bao.antrp_variant_disagrees"
+    code_version = 1
     paper = "bao"
     statement = ("The third-party (ANTRP) variance formula does not match Monte Carlo under this "
                  "token model, while the derived one does (documentation of a discrepancy).")

@@ -18,7 +18,7 @@ from scipy.special import erf
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.claims.bao.common import (
-    MC_SOURCES,
+    MC_VERSION,
     MONTE_CARLO,
     TOKEN_MODEL,
     qk_matrix,
@@ -53,6 +53,7 @@ class ZeroMeanNoSelectivity(Claim):
     """
 
     id = "bao.zero_mean_no_selectivity"
+    code_version = 1
     paper = "bao"
     statement = ("Zero eigen-mean gives a flat rho-profile: no positional selectivity (uniform, "
                  "the rank-collapse side).")
@@ -122,6 +123,7 @@ class LargeVarianceVanishes(Claim):
     """
 
     id = "bao.large_variance_vanishes"
+    code_version = 1
     paper = "bao"
     statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
                  "plateau side).")
@@ -179,6 +181,7 @@ class SmallVarianceLocalizes(Claim):
     """
 
     id = "bao.small_variance_localizes"
+    code_version = 1
     paper = "bao"
     statement = ("Non-zero eigen-mean with small eigen-variance gives a localized window of "
                  "tokens with rho near 1.")
@@ -296,6 +299,7 @@ class EntropyMonotoneInVariance(Claim):
     """
 
     id = "bao.entropy_monotone_in_variance"
+    code_version = 1
     paper = "bao"
     statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
                  "(common random numbers).")
@@ -387,6 +391,7 @@ class RankCollapseAtUniform(Claim):
     """
 
     id = "bao.rank_collapse_at_uniform"
+    code_version = 1
     paper = "bao"
     statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
                  "regime does not.")
@@ -406,7 +411,7 @@ class RankCollapseAtUniform(Claim):
         def ratio(w: torch.Tensor) -> np.ndarray:
             key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
                    "seed": seed, "torch": torch.__version__}
-            out = memo("bao_rank_collapse", key, MC_SOURCES, lambda: dict(zip(
+            out = memo("bao_rank_collapse", key, MC_VERSION, lambda: dict(zip(
                 ("before", "after"), rank_collapse(w, T, n, seed), strict=True)))
             return out["after"] / out["before"]
 

@@ -102,6 +102,7 @@ class LocaterEffect(_LMClaim):
     """
 
     id = "bao.locater_effect"
+    code_version = 1
     statement = ("Training with LocAteR lowers eigen-variance, raises attention entropy and does "
                  "not worsen validation loss (paired over seeds, with CIs).")
     space: ClassVar[dict[str, Dimension]] = {
@@ -226,6 +227,7 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
     """
 
     id = "bao.trained_spectrum_predicts_localization"
+    code_version = 1
     statement = ("Across trained models, eigen-variance and attention entropy relate with the "
                  "predicted sign (more variance, lower entropy).")
     PERMUTATIONS = 2000

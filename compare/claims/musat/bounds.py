@@ -3,7 +3,6 @@ information-flow game, and a transformer with written-down weights against both.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -15,8 +14,7 @@ from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
-from attnverify.theory.musat import bounds as bounds_module
-from attnverify.theory.musat import construction, information_flow
+from attnverify.theory.musat import construction
 
 RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
                   "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "
@@ -35,6 +33,7 @@ class DepthBoundClosedForm(Claim):
     """
 
     id = "musat.depth_bound_closed_form"
+    code_version = 1
     paper = "musat"
     statement = ("The closed form t >= log_3(2D) equals the information-flow simulator of "
                  "Assumption 1 for every D tested.")
@@ -55,8 +54,7 @@ class DepthBoundClosedForm(Claim):
             if not (isinstance(params[name], int) and params[name] >= 1):
                 raise ValueError(f"{name} must be an integer >= 1; got {params[name]!r}")
         found = memo("musat_game", {k: params[k] for k in ("d_sets", "d_intervals")},
-                     (bounds_module, information_flow, sys.modules[__name__]),
-                     lambda: self._mismatches(params))
+                     {"claim": self.code_version}, lambda: self._mismatches(params))
         mismatches = [{"D": int(D), "simulator": "sets" if kind == 0 else "intervals"}
                       for D, kind in zip(found["D"], found["kind"], strict=True)]
         ok = not mismatches
@@ -130,6 +128,7 @@ class ConstructionMeetsBound(Claim):
     """
 
     id = "musat.construction_meets_bound"
+    code_version = 1
     paper = "musat"
     statement = ("An explicit transformer construction solves random instances exactly with the "
                  "predicted layer count (the bound for the answering position; the gap to "
@@ -150,7 +149,7 @@ class ConstructionMeetsBound(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         table = memo("musat_construction", {k: params[k] for k in
                                              ("depths", "K", "vocab", "instances", "seed")},
-                     (construction, bounds_module, information_flow, sys.modules[__name__]),
+                     {"claim": self.code_version},
                      lambda: {"needed": np.array(self._layers_needed(params))})
         rows = [{"D": D, "paper_bound": theory.musat.min_layers_value(D),
                  "refined_bound": theory.musat.min_layers_refined_value(D),

@@ -186,6 +186,7 @@ class ShallowModelsFail(_RetrievalClaim):
     1/12 = 0.083."""
 
     id = "musat.shallow_models_fail"
+    code_version = 1
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
@@ -259,6 +260,7 @@ class SufficientDepthLearns(_RetrievalClaim):
     learned and gives the others' statement accuracy at depth D (the query plateau)."""
 
     id = "musat.sufficient_depth_learns"
+    code_version = 1
     statement = ("With enough layers (at least the refined bound + 1, for the separate query "
                  "token) and the implicit curriculum, the query is learned.")
     cells = (("deep", True),)
@@ -309,6 +311,7 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
     worse (interval below 0); inconclusive otherwise."""
 
     id = "musat.implicit_curriculum_needed"
+    code_version = 1
     statement = ("At the same size and steps, query-only supervision fails where the implicit "
                  "curriculum succeeds.")
     cells = (("deep", True), ("deep", False))
@@ -366,6 +369,7 @@ class DepthsEmergeInOrder(_RetrievalClaim):
     seed has fewer than two learned depths >= 1 (the case for D = 1)."""
 
     id = "musat.depths_emerge_in_order"
+    code_version = 1
     statement = ("Under the implicit curriculum, per-depth accuracy crosses its threshold in "
                  "increasing order of depth.")
     cells = (("deep", True),)
@@ -419,6 +423,7 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     """
 
     id = "musat.heads_emerge_in_sequence"
+    code_version = 1
     statement = ("Heads emerge one at a time in a consistent order across seeds, and ablating "
                  "an emerged head removes the depths it serves.")
     cells = (("deep", True),)

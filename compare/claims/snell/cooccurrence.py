@@ -45,6 +45,7 @@ class KappaClosedForm(Claim):
     """
 
     id = "snell.kappa_closed_form"
+    code_version = 1
     paper = "snell"
     statement = ("The stage-1 KTIW signal kappa(V, L) = (V - L)/(V(V - 1)) (0 for permutations, "
                  "1/V for i.i.d. tokens) matches the co-occurrence of the copying data generator.")

@@ -74,6 +74,7 @@ class SubsetLearnedEverySeed(Claim):
     """
 
     id = "snell.subset_learned_every_seed"
+    code_version = 1
     paper = "snell"
     statement = ("The easy copying distribution (L distinct tokens of V > L, random order) is "
                  "learned by every seed within the step budget.")
@@ -120,6 +121,7 @@ class PermutationIsHard(Claim):
     """
 
     id = "snell.permutation_is_hard"
+    code_version = 1
     paper = "snell"
     statement = ("Permutation copying (uninformative co-occurrence) is learned less often or "
                  "more slowly than subset copying (40 of 60 in the paper).")
@@ -176,6 +178,7 @@ class KtiwPrecedesAttention(Claim):
     """
 
     id = "snell.ktiw_precedes_attention"
+    code_version = 1
     paper = "snell"
     statement = ("In normal training the KTIW probe is learned before attention: probe "
                  "accuracy crosses 0.5 no later than attention accuracy, seed by seed.")
@@ -282,6 +285,7 @@ class KappaPredictsLearningSpeed(Claim):
     """
 
     id = "snell.kappa_predicts_learning_speed"
+    code_version = 1
     paper = "snell"
     statement = ("Across vocabulary sizes V at fixed L, learning speed increases with the "
                  "stage-1 signal kappa(V, L), beyond what V alone explains (a derived "

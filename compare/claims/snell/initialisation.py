@@ -39,6 +39,7 @@ class UniformAttentionAtInit(Claim):
     """
 
     id = "snell.uniform_attention_at_init"
+    code_version = 1
     paper = "snell"
     statement = ("At initialisation the copying seq2seq's attention is close to uniform: "
                  "entropy close to log S and max weight close to 1/S, over several seeds.")

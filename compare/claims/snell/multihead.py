@@ -184,6 +184,7 @@ class MultiheadRescuesPermutations(Claim):
     """
 
     id = "snell.multihead_rescues_permutations"
+    code_version = 1
     paper = "snell"
     statement = ("Multi-head attention (8 heads) learns the permutation task more often than "
                  "a single head, by better learning dynamics rather than expressiveness.")

@@ -46,6 +46,7 @@ class ToyClassifierClosedForm(Claim):
     """
 
     id = "snell.toy_classifier_closed_form"
+    code_version = 1
     paper = "snell"
     statement = ("Gradient descent on the toy classifier (loss p(beta_0 - beta_1)) matches the "
                  "sympy solution of its gradient flow; attention moves only after the unigram "
@@ -173,6 +174,7 @@ class PermutationSaddle(Claim):
     """
 
     id = "snell.permutation_saddle"
+    code_version = 1
     paper = "snell"
     statement = ("In the free-attention toy, zero initialisation on permutations is a saddle: "
                  "the loss stays at log V exactly under SGD, while subset data escape.")

@@ -70,6 +70,7 @@ class Stage1BowOptimum(Claim):
     """
 
     id = "snell.stage1_bow_optimum"
+    code_version = 1
     paper = "snell"
     statement = ("With attention frozen uniform, the loss approaches the bag-of-words optimum "
                  "of the distribution (log L for subset copying, log V for permutations) and "
@@ -194,6 +195,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
     """
 
     id = "snell.ktiw_learned_under_uniform_attention"
+    code_version = 1
     paper = "snell"
     statement = ("With attention frozen uniform, KTIW (the probe beta) is still learned on the "
                  "subset distribution, but stays at chance on permutations.")

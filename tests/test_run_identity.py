@@ -1,0 +1,154 @@
+"""Run identity (ARCHITECTURE.md, "Core objects": RunSpec): a key is the canonical spec plus the
+declared numerics versions of its task, model, optimizer and the loop, never source bytes.
+Editing a docstring of the loop keeps every key; a bumped version changes exactly the keys of
+the runs that use the class; a config or a claim without a version is refused when it is
+defined; runs stored by attnverify 0.1.0 are re-keyed only when their old key checks out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attnverify
+from attnverify.compare.claim import Claim
+from attnverify.compare.registry import register
+from attnverify.empirics import (
+    SGD,
+    CopyTask,
+    FreeAttentionToyConfig,
+    ModelConfig,
+    RunResult,
+    RunSpec,
+    RunStore,
+    Seq2SeqConfig,
+)
+from attnverify.empirics.archive import pack, unpack
+from attnverify.empirics.legacy_keys import legacy_key, migrate_store
+
+PACKAGE_ROOT = Path(attnverify.__file__).parent
+SPECS = [
+    RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=3, seed=s)
+    for s in range(3)
+] + [RunSpec(task=CopyTask("subset", 8, 4), model=FreeAttentionToyConfig(), optimizer=SGD(),
+             steps=5, dtype="float64")]
+KEYS_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import attnverify
+    from attnverify.empirics import RunSpec
+    specs = json.loads(sys.stdin.read())
+    print(json.dumps({"file": attnverify.__file__,
+                      "keys": [RunSpec.from_dict(s).key() for s in specs]}))
+""")
+
+
+def _keys_with_package_at(root: Path) -> tuple[str, list[str]]:
+    """The keys of SPECS computed by a fresh interpreter importing ``root/attnverify``."""
+    proc = subprocess.run([sys.executable, "-c", KEYS_SCRIPT], cwd=root, check=True,
+                          input=json.dumps([s.to_dict() for s in SPECS]), capture_output=True,
+                          text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    out = json.loads(proc.stdout)
+    return out["file"], out["keys"]
+
+
+def test_a_docstring_edit_in_the_training_loop_keeps_every_key(tmp_path):
+    copy = tmp_path / "attnverify"
+    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "tests", "paper_figures", "build", "*.egg-info", "__pycache__", "docs"))
+    (copy / "paper_figures").mkdir()
+    (copy / "paper_figures" / "__init__.py").write_text("")
+    train_py = copy / "empirics" / "train.py"
+    source = train_py.read_text()
+    edited = source.replace('"""The one training loop', '"""The one (edited) training loop', 1)
+    assert edited != source
+    train_py.write_text(edited + "\n# a comment added at the end\n")
+    (copy / "empirics" / "spec.py").write_text(
+        (copy / "empirics" / "spec.py").read_text().replace("Its identity is", "Its id is", 1))
+    where, keys = _keys_with_package_at(tmp_path)
+    assert Path(where).parent == copy  # the edited copy was imported, not the installed one
+    assert keys == [s.key() for s in SPECS]
+
+
+def test_a_bumped_version_changes_the_keys_of_its_runs_only(monkeypatch):
+    before = [s.key() for s in SPECS]
+    monkeypatch.setattr(Seq2SeqConfig, "code_version", Seq2SeqConfig.code_version + 1)
+    after = [s.key() for s in SPECS]
+    assert all(a != b for a, b in zip(before[:3], after[:3], strict=True))
+    assert before[3] == after[3]  # the free-attention toy does not use Seq2SeqConfig
+
+
+def test_a_config_without_a_numerics_version_is_refused_in_one_line():
+    with pytest.raises(TypeError) as info:
+        @dataclass(frozen=True)
+        class Unversioned(ModelConfig):
+            kind = "test_unversioned"
+            width: int = 4
+
+    message = str(info.value)
+    assert "\n" not in message and "Unversioned" in message and "code_version = 1" in message
+    with pytest.raises(TypeError, match="integer >= 1"):
+        class BadVersion(ModelConfig):
+            kind = "test_bad_version"
+            code_version = "1"
+
+
+def test_a_claim_without_a_version_is_refused_at_registration():
+    class Unversioned(Claim):
+        id = "test.unversioned"
+        paper = "test"
+        statement = "nothing"
+        defaults = {}  # noqa: RUF012
+
+        def assess(self, params, results):
+            raise NotImplementedError
+
+    with pytest.raises(TypeError, match=r"Unversioned.*code_version = 1"):
+        register(Unversioned)
+
+
+def _result(spec: RunSpec) -> RunResult:
+    return RunResult(spec=spec, status="ok", eval_steps=np.arange(2),
+                     metrics={"acc": np.array([0.1, 0.2])}, train_loss=np.zeros(1))
+
+
+def _store_under(store: RunStore, key: str, result: RunResult) -> None:
+    """Store ``result`` as if an older attnverify had stored it under ``key``."""
+    store.put(result)
+    entry = next((store.root / "runs").glob(f"*/{result.key}"))
+    meta = json.loads((entry / "meta.json").read_text())
+    meta["key"] = key
+    store.publish_files(key, (entry / "arrays.npz").read_bytes(), json.dumps(meta).encode())
+    store.remove(result.key)
+
+
+def test_runs_of_the_previous_key_scheme_are_re_keyed_when_their_key_checks_out(tmp_path):
+    store = RunStore(tmp_path / "old")
+    legacy, other = SPECS[0], SPECS[1]
+    _store_under(store, legacy_key(legacy), _result(legacy))
+    _store_under(store, "0" * 24, _result(other))  # not the 0.1.0 key of its spec
+    assert not any(store.is_current(k) for k in store.keys())
+    archive = tmp_path / "old.tar.gz"
+    pack(store, archive)  # an archive of stale entries holds none of them ...
+    assert unpack(RunStore(tmp_path / "x"), archive).imported == 0
+
+    # ... so build the 0.1.0 archive by hand, as 0.1.0's pack wrote it
+    import tarfile
+    with tarfile.open(archive, "w:gz") as tar:
+        for key in store.keys():
+            for name in ("meta.json", "arrays.npz"):
+                tar.add(store.root / "runs" / key[:2] / key / name, f"runs/{key[:2]}/{key}/{name}")
+    target = RunStore(tmp_path / "new")
+    done = unpack(target, archive)
+    assert (done.imported, done.migrated, done.stale) == (1, 1, 1)
+    assert list(target.keys()) == [legacy.key()] and target.get(legacy.key()).spec == legacy
+
+    assert migrate_store(store) == (1, 1)
+    assert store.is_current(legacy.key()) and legacy_key(legacy) not in set(store.keys())
+    assert store.get(legacy.key()).metrics["acc"].tolist() == [0.1, 0.2]
