@@ -1,4 +1,4 @@
-"""``attnverify bench``: how fast attnverify trains and predicts on this machine (issue 7).
+"""``attnverify bench``: how fast attnverify trains and predicts on this machine.
 
 Measured, in one run:
 

@@ -1,4 +1,4 @@
-"""Falsification search (issue 9): where in its parameter space does a claim stop holding?
+"""Falsification search: where in its parameter space does a claim stop holding?
 
 ``falsify`` runs ``hypothesis.find`` over the claim's :attr:`~compare.claim.Claim.space` for a
 point whose verdict is ``refuted`` and shrinks it toward the front of every dimension (the

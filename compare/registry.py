@@ -38,15 +38,15 @@ def register(cls: type[Claim]) -> type[Claim]:
     """Class decorator: instantiate and register a claim under its id (``PAPER.NAME``)."""
     if cls.id in CLAIMS:
         raise ValueError(f"claim id {cls.id!r} registered twice")
+    paper, _, name = cls.id.partition(".")
+    if paper != cls.paper or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
+        raise ValueError(f"claim id {cls.id!r} must read PAPER.NAME (lower case, digits and "
+                         f"underscores) with PAPER = its paper {cls.paper!r}")
     version = vars(cls).get("code_version")
     if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
         raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) declares no "
                         f"code_version: add the class attribute 'code_version = 1' and bump it "
                         f"when what the claim computes changes")
-    paper, _, name = cls.id.partition(".")
-    if paper != cls.paper or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
-        raise ValueError(f"claim id {cls.id!r} must read PAPER.NAME (lower case, digits and "
-                         f"underscores) with PAPER = its paper {cls.paper!r}")
     if cls.paper not in papers():
         _extra_papers.append(cls.paper)
     CLAIMS[cls.id] = cls()

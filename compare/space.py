@@ -1,4 +1,4 @@
-"""Parameter spaces of claims (issue 9): where a claim can be evaluated, as hypothesis strategies.
+"""Parameter spaces of claims: where a claim can be evaluated, as hypothesis strategies.
 
 A claim declares ``space``: search dimensions with their valid values, ordered from the cheapest
 and simplest to the most expensive (hypothesis shrinks toward the front, so a counterexample

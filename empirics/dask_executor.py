@@ -1,4 +1,4 @@
-"""The Dask distributed executor: the same sweep on a cluster (issue 8).
+"""The Dask distributed executor: the same sweep on a cluster.
 
 ``dask://HOST:PORT`` connects to a running Dask scheduler; ``dask-local`` starts a
 ``LocalCluster`` (real scheduler and worker processes on loopback) to try it out. Workers only

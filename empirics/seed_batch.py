@@ -1,4 +1,4 @@
-"""Many seeds as one model: the seed-batched training step (issue 7).
+"""Many seeds as one model: the seed-batched training step.
 
 Runs that differ only in their seed have parameters of the same shapes. Their parameters are
 stacked along a new leading axis (``torch.func.stack_module_state``) and one vmapped loss

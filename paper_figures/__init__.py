@@ -1,9 +1,10 @@
 """Figure regeneration: every claim's figures, read through the run store (ARCHITECTURE.md).
 
-``python -m paper_figures [--profile P] [--out DIR]`` (or ``attnverify figures``) evaluates each
-claim at the profile, training only the runs missing from the cache, and writes every figure as
-PNG and PDF with a caption file (what is plotted, the profile, the seeds, the run keys). It says
-for every figure, in one line, whether it came from the cache or what it had to train.
+``python -m attnverify.paper_figures [--profile P] [--out DIR]`` (or ``attnverify figures``)
+evaluates each claim at the profile, training only the runs missing from the cache, and writes
+every figure as PNG and PDF with a caption file (what is plotted, the profile, the seeds, the run
+keys). It says for every figure, in one line, whether it came from the cache or what it had to
+train.
 The index of figures and the claims they support is ``paper_figures/README.md``.
 """
 

@@ -1,4 +1,4 @@
-"""``python -m paper_figures``: the same as ``attnverify figures``."""
+"""``python -m attnverify.paper_figures``: the same as ``attnverify figures``."""
 
 import sys
 

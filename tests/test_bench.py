@@ -1,4 +1,4 @@
-"""``attnverify bench``: the JSON contract of issue 7 and the arithmetic behind its ratios (the
+"""``attnverify bench``: its JSON contract and the arithmetic behind its ratios (the
 numbers themselves are measurements of the machine, not test targets)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Dask executor (issue 8) against a real LocalCluster on loopback: the same run keys and
+"""The Dask executor against a real LocalCluster on loopback: the same run keys and
 bit-identical arrays as in-process training and the local pool, whatever the worker count; a
 worker killed mid-run is replaced and the sweep completes; setup problems are clear errors."""
 

@@ -1,4 +1,4 @@
-"""Falsification search (issue 9): a seeded hypothesis search over a claim's parameter space
+"""Falsification search: a seeded hypothesis search over a claim's parameter space
 that finds the smallest refuted point, says where the claim still held, bounds its budget, and
 shows up in the report."""
 

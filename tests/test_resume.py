@@ -1,5 +1,5 @@
 """Kill ``attnverify verify`` with SIGKILL in the middle of a sweep, start it again: it resumes,
-recomputes only the missing runs, and its report equals an uninterrupted one (issue 8). Stop it
+recomputes only the missing runs, and its report equals an uninterrupted one. Stop it
 with SIGTERM or SIGKILL while a pool trains: no worker outlives it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The seed-batched path (issue 7, "Correctness of fast paths"): many seeds trained as one vmapped
+"""The seed-batched path: many seeds trained as one vmapped
 model give each seed the plain loop's losses and metrics to float tolerance; a seed's numbers do
 not depend on the group it trains in; a diverging seed leaves the others alone; the executors
 group runs by configuration and the choice never changes a run's arrays."""

@@ -103,14 +103,3 @@ def test_unknown_kind_is_rejected():
     data["model"]["kind"] = "transformer9000"
     with pytest.raises(ValueError, match="unknown model kind 'transformer9000'"):
         RunSpec.from_dict(data)
-
-
-def test_run_key_hashes_only_the_code_the_run_executes():
-    from attnverify.empirics.versions import source_closure
-
-    closure = source_closure(frozenset({"seq2seq"}))
-    assert {"seq2seq", "copying", "attention", "config"} <= set(closure)
-    assert "attention_lm" not in closure and "free_attention" not in closure
-    spec = make_spec()
-    assert spec.source_modules() >= {"copying", "seq2seq"}
-    assert "attention_lm" not in source_closure(spec.source_modules())

@@ -1,5 +1,5 @@
 """The add-a-claim tutorial (docs/adding-a-claim.md) stays true, and third-party claims come in
-through the ``attnverify.claims`` entry point group (issue 9): the tutorial's code, installed as
+through the ``attnverify.claims`` entry point group: the tutorial's code, installed as
 a plugin in a test package, is listed by ``attnverify claims`` and runs in ``verify`` and
 ``falsify``; a broken plugin is one warning line and is left out."""
 

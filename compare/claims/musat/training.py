@@ -179,7 +179,7 @@ class ShallowModelsFail(_RetrievalClaim):
     needs an earlier layer; what one layer can weigh is the key's own token and position, and
     position parity marks the value slot. A model
     that picks uniformly among the K D + distractors distinct symbols written in value slots
-    scores 1 / (K D + distractors). Measured (session 6, quick shallow cell D = 2, K = 4, 4
+    scores 1 / (K D + distractors). Measured (quick shallow cell D = 2, K = 4, 4
     distractors, 4000 steps, 2 seeds each with IC and query-only, 4096 fresh examples): 98% of
     the query predictions are value-slot symbols, 65% of them roots (8 of the 12 value-slot
     symbols are roots or distractor values: 0.67 if uniform), accuracy 0.080-0.086 against

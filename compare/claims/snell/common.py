@@ -56,7 +56,7 @@ LENGTH_SPACE = {
     "L": Dimension("sequence length L (permutations of L tokens; subsets of L of subset_V)",
                    low=4, high=16),
 }
-"""The parameter space of the copying claims (issue 9); subset_V >= 16 at every profile."""
+"""The parameter space of the copying claims; subset_V >= 16 at every profile."""
 
 
 def scale_text(params: dict[str, Any]) -> str:
