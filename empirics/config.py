@@ -43,6 +43,11 @@ class Config:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "kind" not in vars(cls) and cls.kind:
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__} inherits kind {cls.kind!r}: declare its "
+                f"own kind and code_version (its runs would otherwise share the keys and the "
+                f"stored runs of its parent)")
         if "kind" in vars(cls) and cls.kind:
             version = vars(cls).get("code_version")
             if not (is_int(version) and version >= 1):

@@ -236,9 +236,9 @@ class RunStore:
 
     def is_current(self, key: str) -> bool:
         """Whether the entry's spec still hashes to ``key`` with this code (``RunSpec.key``).
-        An entry made by other code (the package version, or the source of a module its run
-        executes, changed since) is never read again: its spec now has another key. False too
-        for a damaged or unreadable entry."""
+        An entry made by other code (a numerics version of its task, model, optimizer or the
+        loop bumped since, or the 0.1.0 key scheme) is never read again: its spec now has
+        another key. False too for a damaged or unreadable entry."""
         try:
             return RunSpec.from_dict(self.metadata(key)["spec"]).key() == key
         except (CorruptEntryError, KeyError, ValueError, TypeError):

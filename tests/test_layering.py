@@ -51,3 +51,11 @@ def test_empirics_does_not_import_theory_or_compare(tmp_path):
     modules = _modules_after("import attnverify.empirics", tmp_path)
     assert "torch" in modules
     assert not {"attnverify.theory", "attnverify.compare"} & modules
+
+
+def test_the_claims_do_not_import_the_registry(tmp_path):
+    """The built-in claims are an explicit list the registry reads; they never import it (no
+    import cycle between the registry and the claims)."""
+    modules = _modules_after("import attnverify.compare.claims", tmp_path)
+    assert "attnverify.compare.claims.snell.multihead" in modules
+    assert "attnverify.compare.registry" not in modules

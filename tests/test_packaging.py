@@ -33,7 +33,7 @@ def _source_tree(target: Path) -> Path:
 
 def test_the_wheel_holds_one_top_level_package_the_license_and_py_typed(tmp_path):
     source = _source_tree(tmp_path / "src")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps",
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", str(source), "--no-deps",
                            "--no-build-isolation", "-w", str(tmp_path)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -100,6 +100,14 @@ def test_a_config_without_a_numerics_version_is_refused_in_one_line():
             code_version = "1"
 
 
+def test_a_subclass_that_inherits_a_kind_is_refused():
+    with pytest.raises(TypeError, match=r"inherits kind 'snell_seq2seq'.*own kind"):
+        @dataclass(frozen=True)
+        class Tweaked(Seq2SeqConfig):
+            def build(self, task):
+                raise NotImplementedError
+
+
 def test_a_claim_without_a_version_is_refused_at_registration():
     class Unversioned(Claim):
         id = "test.unversioned"
