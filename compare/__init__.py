@@ -25,6 +25,8 @@ __all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Verdict
 
 
 def __getattr__(name: str) -> Any:
+    if name == "CLAIMS":  # the registry with the built-in claims in it
+        importlib.import_module(f"{__name__}.registry").load_builtins()
     if name in _EXPORTS:
         return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

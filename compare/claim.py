@@ -66,9 +66,10 @@ class Claim(ABC):
     statement: ClassVar[str]
     code_version: ClassVar[int]
     """The version of what the claim computes itself: its rule, its statistics, its own
-    Monte Carlo or search (declared by every claim class; bump it when they change). It keys
-    the claim's memo entries (:mod:`~attnverify.compare.memo`) and marks saved falsify results
-    of other code as stale; training runs carry their own versions (their keys)."""
+    Monte Carlo, the theory functions whose results it caches (declared by every claim class;
+    bump it when any of these changes). With the package version it keys the claim's memo
+    entries (:mod:`~attnverify.compare.memo`) and marks saved falsify results of other code as
+    stale; training runs carry their own versions (their keys)."""
     defaults: ClassVar[dict[str, dict[str, Any]]]
     """Parameters per profile (``smoke``, ``quick``, ``full``)."""
     overridable: ClassVar[tuple[str, ...]] = ()

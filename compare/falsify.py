@@ -31,6 +31,7 @@ from attnverify.compare.report import jsonable
 from attnverify.compare.space import covered, space_strategy
 from attnverify.compare.verify import evaluate, plan_params
 from attnverify.empirics import Executor
+from attnverify.empirics.versions import package_version
 
 
 @dataclass
@@ -185,9 +186,9 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
 
 
 def claim_version(claim: Claim) -> str:
-    """What a saved search records of the code that ran it: the claim's declared
-    ``code_version`` (a search saved under another version is stale)."""
-    return f"v{type(claim).code_version}"
+    """What a saved search records of the code that ran it: the package version and the
+    claim's declared ``code_version`` (a search saved under another is stale)."""
+    return f"{package_version()}/v{type(claim).code_version}"
 
 
 def _point_key(point: dict[str, Any]) -> str:

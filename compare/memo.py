@@ -3,10 +3,11 @@ construction), so that a warm ``verify`` recomputes nothing (the run store does 
 training runs).
 
 An entry is a ``.npz`` of plain arrays (loaded with ``allow_pickle=False``) under
-``ROOT/memo/NAMESPACE/``, named by the SHA-256 of the call's key and the declared version of the
+``ROOT/memo/NAMESPACE/``, named by the SHA-256 of the call's key, the declared version of the
 code that computes it (a claim's ``code_version``, or the numerics version of a shared
-computation such as :data:`~attnverify.empirics.score_monte_carlo.MONTE_CARLO_VERSION`): a bumped
-version recomputes, a comment or a refactor does not. Writes are atomic (a
+computation such as :data:`~attnverify.empirics.score_monte_carlo.MONTE_CARLO_VERSION`) and the
+package version: a bumped version or a new release recomputes (these entries cost seconds to
+minutes, unlike training runs), a comment or a refactor does not. Writes are atomic (a
 temporary file renamed into place); an unreadable entry is recomputed, never used. With no root
 set (library use, most tests) nothing is cached.
 """
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")
 _root: Path | None = None
@@ -48,7 +51,7 @@ def rooted(path: Path | None) -> Iterator[None]:
 
 
 def _digest(key: dict[str, Any], version: dict[str, int]) -> str:
-    payload = {"key": key, "version": version}
+    payload = {"key": key, "version": version, "package": package_version()}
     text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 

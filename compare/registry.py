@@ -60,10 +60,12 @@ def load_builtins() -> None:
     global _builtins_loaded
     if _builtins_loaded:
         return
-    _builtins_loaded = True
     from attnverify.compare.claims import BUILTIN
 
+    _builtins_loaded = True
     for cls in BUILTIN:
+        if cls.id in CLAIMS and type(CLAIMS[cls.id]) is not cls:
+            raise ValueError(f"claim id {cls.id!r} registered twice (a built-in claim's id)")
         if cls.id not in CLAIMS:
             register(cls)
 

@@ -205,8 +205,8 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
                         stale += 1
                         continue
                     target, new_meta = legacy[0], json.dumps(legacy[1], indent=1).encode()
-                if store.has(target):
-                    present += 1
+                if store.has(target) or any(t == target for t, _, _ in wanted.values()):
+                    present += 1  # stored, or the same run twice in the archive (old and new key)
                 else:
                     wanted[key] = (target, _digest(files), new_meta)
             for key, (target, digest, new_meta) in wanted.items():  # second pass: publish

@@ -58,7 +58,14 @@ class Config:
                     if version is None else
                     f"{cls.__module__}.{cls.__qualname__}.code_version must be an integer "
                     f">= 1; got {version!r}")
-            _REGISTRY.setdefault(cls.family, {})[cls.kind] = cls
+            known = _REGISTRY.setdefault(cls.family, {}).get(cls.kind)
+            if known is not None and (known.__module__, known.__qualname__) != (
+                    cls.__module__, cls.__qualname__):
+                raise TypeError(
+                    f"{cls.__module__}.{cls.__qualname__} declares {cls.family} kind "
+                    f"{cls.kind!r}, which {known.__module__}.{known.__qualname__} has: choose "
+                    f"another kind (a run's spec names its class by kind)")
+            _REGISTRY[cls.family][cls.kind] = cls
 
     def __post_init__(self) -> None:
         self.validate()

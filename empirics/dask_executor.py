@@ -36,6 +36,7 @@ from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import RunSpec
 from attnverify.empirics.store import RunStore
 from attnverify.empirics.train import train_group
+from attnverify.empirics.versions import source_fingerprint
 
 INSTALL_HINT = "pip install 'attnverify[dask]' (or: pip install 'dask[distributed]')"
 _ADDRESS = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]+)")
@@ -120,11 +121,14 @@ class DaskExecutor(Executor):
                     raise RuntimeError(f"{unit_label(unit)} failed on the Dask cluster: "
                                        f"{type(error).__name__}: {error}") from error
                 for spec, (metadata, arrays) in zip(unit, future.result(), strict=True):
-                    if metadata.get("key") != spec.key():
+                    worker_source = metadata.get("versions", {}).get("empirics_source")
+                    if (metadata.get("key") != spec.key()
+                            or worker_source != source_fingerprint()):
                         raise CodeMismatchError(
-                            f"a Dask worker computed run key {metadata.get('key')} for "
-                            f"{spec.key()}: its attnverify code differs from this client's; "
-                            f"install the same version on the workers")
+                            f"a Dask worker trained {spec.key()} with other attnverify code "
+                            f"than this client's (run key {metadata.get('key')}, sources "
+                            f"{worker_source} against {source_fingerprint()}); install the "
+                            f"same version on the workers")
                     result = RunResult.from_parts(metadata, arrays)
                     self.store.put(result)  # the client is the store's only writer
                     results[spec.key()] = result

@@ -34,6 +34,7 @@ from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import DEVICES, RunSpec
 from attnverify.empirics.store import RunStore
 from attnverify.empirics.train import batched_by_default, seed_group_key, train_group
+from attnverify.empirics.versions import source_fingerprint
 
 
 class ExecutorSetupError(Exception):
@@ -42,8 +43,9 @@ class ExecutorSetupError(Exception):
 
 
 class CodeMismatchError(RuntimeError):
-    """A worker computed a different run key for a spec than this process: the ``empirics``
-    code differs between them (edited mid-sweep, or another version on a remote worker)."""
+    """A worker loaded other ``empirics`` sources than this process (edited mid-sweep, or
+    another install on a remote worker): it trains nothing, since its runs would be stored
+    under keys that this process's code names (keys carry declared versions, not sources)."""
 
 
 def worker_count(workers: int | None) -> int:
@@ -101,11 +103,12 @@ PARENT_POLL_S = 1.0
 
 
 def _init_pool_worker(parent: int) -> None:
-    """A local pool worker: one torch thread, and exit when ``parent`` (the ``verify``
-    process) is gone. A parent killed without a chance to stop its pool (SIGKILL, a crash)
-    would otherwise leave its workers training runs nobody waits for (the run being trained
-    is lost; every finished one is already in the store)."""
+    """A local pool worker: one torch thread, the fingerprint of the sources it loaded, and
+    exit when ``parent`` (the ``verify`` process) is gone. A parent killed without a chance to
+    stop its pool (SIGKILL, a crash) would otherwise leave its workers training runs nobody
+    waits for (the run being trained is lost; every finished one is already in the store)."""
     one_thread()
+    source_fingerprint()  # fixed now, as the modules were just imported
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -173,7 +176,13 @@ class Executor(ABC):
         self.close()
 
 
-def _train_and_store(unit: list[dict[str, Any]], store_root: str) -> list[str]:
+def _train_and_store(unit: list[dict[str, Any]], store_root: str,
+                     fingerprint: str) -> list[str]:
+    """A pool worker's task: refuse (CodeMismatchError) when its sources differ from the
+    parent's, else train the unit and store each result; returns the keys stored."""
+    if source_fingerprint() != fingerprint:
+        raise CodeMismatchError("the empirics code changed while the sweep ran (a worker "
+                                "loaded other sources than the verify process); run again")
     store = RunStore(store_root)
     keys = []
     for result in train_group([RunSpec.from_dict(data) for data in unit]):
@@ -211,7 +220,7 @@ class LocalExecutor(Executor):
                                  initargs=(os.getpid(),)) as pool:
             try:
                 futures = {pool.submit(_train_and_store, [s.to_dict() for s in unit],
-                                       str(self.store.root)): unit
+                                       str(self.store.root), source_fingerprint()): unit
                            for unit in units}
                 self._collect(futures, bar)
             except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the CLI: stop the workers
@@ -233,7 +242,7 @@ class LocalExecutor(Executor):
                 continue
             for other in futures:
                 other.cancel()
-            if isinstance(error, OSError):  # e.g. a full disk: the store's own error
+            if isinstance(error, OSError | CodeMismatchError):  # e.g. a full disk
                 raise error
             if error is not None:
                 raise RuntimeError(f"{unit_label(unit)} failed: {error}") from error

@@ -62,15 +62,23 @@ def migrated(key: str, meta: dict[str, Any]) -> tuple[str, dict[str, Any]] | Non
 def migrate_store(store: RunStore) -> tuple[int, int]:
     """Re-key every 0.1.0 entry of ``store`` in place: each is published under its current key
     (its arrays byte for byte, its metadata naming the new key), then the old entry removed.
-    Returns ``(migrated, left)``: ``left`` counts the other stale entries (made by older code:
-    never read again). A damaged entry raises CorruptEntryError, as any read does."""
+    Returns ``(migrated, left)``: ``left`` counts the other stale entries (made by older code,
+    damaged, or not readable as a run by this code: never read again, left as they are)."""
+    from attnverify.empirics.result import RunResult
+    from attnverify.empirics.store import CorruptEntryError
+
     done = left = 0
     for key in list(store.keys()):
         if store.is_current(key):
             continue
-        files, meta, _ = store.read_entry(key)
-        legacy = migrated(key, meta)
-        if legacy is None:
+        try:
+            legacy = migrated(key, store.metadata(key))
+            if legacy is None:
+                left += 1
+                continue
+            files, _, arrays = store.read_entry(key)
+            RunResult.from_parts(legacy[1], arrays)  # readable as a run by this code
+        except (CorruptEntryError, KeyError, ValueError, TypeError):
             left += 1
             continue
         new_key, new_meta = legacy

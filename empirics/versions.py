@@ -7,17 +7,31 @@ source bytes are hashed, so a docstring, a rename, a moved file or a refactor ke
 a change of numerics bumps the version of the part that changed, and the golden regression
 runs (``tests/test_golden.py``) fail when numerics change without a bump. The package's own
 version does not enter a key (a release that changes no numerics keeps every stored run).
+
+Who owns which numerics: a config class owns what it computes (a task its batches, a model its
+initialisation, forward pass and metrics, an optimizer its steps); :data:`LOOP_VERSION` owns the
+loop. A helper module shared by several classes (``attention``, ``positions``, ``qk_spectrum``,
+``score_monte_carlo``) has no version of its own: a change of its numerics bumps the
+``code_version`` of every class that uses it (its module docstring says which), and the golden
+runs of those families fail until that is done.
+
+A fingerprint of the sources (:func:`source_fingerprint`) is recorded beside each result and
+compared between the processes of one sweep, as a diagnostic: it never enters a key.
 """
 
 from __future__ import annotations
 
+import hashlib
 import platform
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from attnverify.empirics.spec import RunSpec
+
+_PACKAGE_DIR = Path(__file__).parent
 
 LOOP_VERSION = 1
 """The numerics version of the training loop: :mod:`~attnverify.empirics.train` (batches,
@@ -33,6 +47,18 @@ def package_version() -> str:
         return metadata.version("attnverify")
     except metadata.PackageNotFoundError:  # running from a source tree that was not installed
         return "0+unknown"
+
+
+@cache
+def source_fingerprint() -> str:
+    """A hash of the ``empirics`` sources this process loaded (computed once per process, at
+    its first call): a diagnostic recorded beside each result and compared between the
+    processes of one sweep (a pool worker, a Dask worker), never part of a run key."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def run_versions(spec: RunSpec) -> dict[str, int]:
@@ -51,6 +77,7 @@ def versions() -> dict[str, str]:
     return {
         "attnverify": package_version(),
         "loop": str(LOOP_VERSION),
+        "empirics_source": source_fingerprint(),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "numpy": numpy.__version__,

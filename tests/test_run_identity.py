@@ -7,6 +7,7 @@ defined; runs stored by attnverify 0.1.0 are re-keyed only when their old key ch
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -54,17 +55,18 @@ def _keys_with_package_at(root: Path) -> tuple[str, list[str]]:
     """The keys of SPECS computed by a fresh interpreter importing ``root/attnverify``."""
     proc = subprocess.run([sys.executable, "-c", KEYS_SCRIPT], cwd=root, check=True,
                           input=json.dumps([s.to_dict() for s in SPECS]), capture_output=True,
-                          text=True, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+                          text=True, env={**os.environ, "PYTHONPATH": str(root)})
     out = json.loads(proc.stdout)
     return out["file"], out["keys"]
 
 
 def test_a_docstring_edit_in_the_training_loop_keeps_every_key(tmp_path):
     copy = tmp_path / "attnverify"
-    shutil.copytree(PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "tests", "paper_figures", "build", "*.egg-info", "__pycache__", "docs"))
-    (copy / "paper_figures").mkdir()
-    (copy / "paper_figures" / "__init__.py").write_text("")
+    copy.mkdir()
+    shutil.copy2(PACKAGE_ROOT / "__init__.py", copy / "__init__.py")
+    for folder in ("theory", "empirics", "compare"):
+        shutil.copytree(PACKAGE_ROOT / folder, copy / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     train_py = copy / "empirics" / "train.py"
     source = train_py.read_text()
     edited = source.replace('"""The one training loop', '"""The one (edited) training loop', 1)
@@ -83,6 +85,14 @@ def test_a_bumped_version_changes_the_keys_of_its_runs_only(monkeypatch):
     after = [s.key() for s in SPECS]
     assert all(a != b for a, b in zip(before[:3], after[:3], strict=True))
     assert before[3] == after[3]  # the free-attention toy does not use Seq2SeqConfig
+
+
+def test_a_kind_taken_by_another_class_is_refused():
+    with pytest.raises(TypeError, match=r"declares model kind 'snell_seq2seq', which "):
+        @dataclass(frozen=True)
+        class Impostor(ModelConfig):
+            kind = "snell_seq2seq"
+            code_version = 1
 
 
 def test_a_config_without_a_numerics_version_is_refused_in_one_line():
@@ -159,6 +169,50 @@ def test_runs_of_the_previous_key_scheme_are_re_keyed_when_their_key_checks_out(
     assert (done.imported, done.migrated, done.stale) == (1, 1, 1)
     assert list(target.keys()) == [legacy.key()] and target.get(legacy.key()).spec == legacy
 
+    # an archive holding the same run under its 0.1.0 key and its current key imports it once
+    both = tmp_path / "both.tar.gz"
+    with tarfile.open(both, "w:gz") as tar:
+        for root, key in ((store.root, legacy_key(legacy)), (target.root, legacy.key())):
+            for name in ("meta.json", "arrays.npz"):
+                tar.add(root / "runs" / key[:2] / key / name, f"runs/{key[:2]}/{key}/{name}")
+    done = unpack(RunStore(tmp_path / "third"), both)
+    assert (done.imported, done.present, done.stale) == (1, 1, 0)
+
     assert migrate_store(store) == (1, 1)
     assert store.is_current(legacy.key()) and legacy_key(legacy) not in set(store.keys())
     assert store.get(legacy.key()).metrics["acc"].tolist() == [0.1, 0.2]
+
+
+PINNED_0_1_0 = [
+    ("682ea88500dbd342fde22a4d",
+     {"task": {"kind": "toy_classifier"},
+      "model": {"kind": "toy_classifier", "p0": 0.5, "beta0": 0.0, "beta1": 0.0},
+      "optimizer": {"kind": "sgd", "lr": 5e-05}, "steps": 40000, "batch_size": 1,
+      "eval_every": 200, "eval_size": 1, "seed": 0, "dtype": "float64", "device": "cpu",
+      "attention_snapshots": [1]}),
+    ("0a3ea71afe907072357d36c6",
+     {"task": {"kind": "copy", "distribution": "permutation", "vocab_size": 40, "length": 40},
+      "model": {"kind": "snell_seq2seq", "hidden": 256, "attention": "learned", "heads": 1,
+                "cell": "lstm", "shared_embedding": True, "base_seed": None, "head_seeds": []},
+      "optimizer": {"kind": "adam", "lr": 0.001}, "steps": 0, "batch_size": 128,
+      "eval_every": 10, "eval_size": 50, "seed": 12, "dtype": "float32", "device": "cpu",
+      "attention_snapshots": [0]}),
+]
+"""Two runs of the archives in ``paper_figures/runs/`` as attnverify 0.1.0 stored them: their
+keys are those 0.1.0 computed, not recomputed by the function under test."""
+
+
+@pytest.mark.parametrize(("old_key", "spec"), PINNED_0_1_0)
+def test_the_0_1_0_key_is_reproduced_exactly(old_key, spec):
+    assert legacy_key(RunSpec.from_dict(spec)) == old_key
+
+
+def test_a_worker_with_other_sources_trains_and_stores_nothing(tmp_path):
+    from attnverify.empirics.executor import CodeMismatchError, _train_and_store
+    from attnverify.empirics.versions import source_fingerprint
+
+    unit = [SPECS[3].to_dict()]
+    with pytest.raises(CodeMismatchError, match="changed while the sweep ran"):
+        _train_and_store(unit, str(tmp_path / "c"), "not-" + source_fingerprint())
+    assert not list(RunStore(tmp_path / "c").keys())
+    assert _train_and_store(unit, str(tmp_path / "c"), source_fingerprint()) == [SPECS[3].key()]
