@@ -1,5 +1,9 @@
 """Per-query statistics of attention patterns [batch, head, query_pos, key_pos], shared by the
-models' metrics and the claims that read attention snapshots (one implementation of each)."""
+models' metrics and the claims that read attention snapshots (one implementation of each).
+
+Numerics: a change here bumps ``Seq2SeqConfig.code_version``, ``AttentionLMConfig.code_version``
+and ``MONTE_CARLO_VERSION`` (:mod:`attnverify.empirics.versions`: shared helpers have no version
+of their own)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,9 @@ seed for several (mean, std) gives common random numbers (the same Q and xi).
 ``eigen_stats(W)``: the spec's default statistics for a general W (§3.3 item 4):
 ``mean = tr W / d``, ``var_sym = tr(W_s^2)/d - mean^2`` with ``W_s = (W + W^T)/2`` (the eigenvalue
 variance when W is symmetric), ``frob2 = ||W||_F^2 / d``, ``tr_w2 = tr(W^2)/d``.
+
+Numerics: a change here bumps ``AttentionLMConfig.code_version`` (its spectrum metrics) and
+``MONTE_CARLO_VERSION`` (the claims' QK matrices); shared helpers have no version of their own.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ sequence walks on a cycle of ``vocab`` tokens with its own drift k, drawn unifor
 the next token needs the drift, which the current token alone does not reveal: the model must
 read earlier tokens through attention. The Bayes-optimal loss given the drift is the step noise's
 entropy, which :meth:`RandomWalkLMTask.noise_entropy` returns as a floor.
+
+Numerics: ``RandomWalkLMTask.code_version`` for the language task; a change of
+``gaussian_random_walk`` bumps ``MONTE_CARLO_VERSION`` (the Monte Carlo draws its walks).
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ Tokens are generated in chunks of ``chunk`` walks, so the (n, T, d) token tensor
 once; only per-walk (n, T) scores are kept, and only their summaries are returned. Everything is
 float64 and seeded: the same ``seed`` draws the same walks for every W (common random numbers
 across the points of a sweep).
+
+Numerics: :data:`MONTE_CARLO_VERSION` below; ``token_residual`` also enters the attention LM's
+metrics, so a change of it bumps ``AttentionLMConfig.code_version`` too.
 """
 
 from __future__ import annotations
