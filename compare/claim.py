@@ -29,6 +29,37 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
+class ClaimKind(StrEnum):
+    """What a verdict is evidence of; the report counts and tables them apart."""
+
+    PAPER = "paper"
+    """An empirical statement of the paper, tested on training runs or the paper's setting."""
+    DERIVED = "derived"
+    """A prediction this project derived (its spec says so), tested on training runs."""
+    DERIVATION = "derivation"
+    """The project's closed form against its own simulator or Monte Carlo: a correctness check
+    of ``attnverify.theory``, which can fail only through a bug; not evidence about a paper."""
+
+
+KIND_SUMMARY = {ClaimKind.PAPER: "paper claims", ClaimKind.DERIVED: "derived predictions",
+                ClaimKind.DERIVATION: "derivation checks"}
+"""How the summary line names each kind."""
+KIND_NAMES = {
+    ClaimKind.PAPER: "Paper claim",
+    ClaimKind.DERIVED: "Derived prediction (this project's, not the paper's)",
+    ClaimKind.DERIVATION: "Derivation check (our theory against our own simulator; not evidence "
+                          "about the paper)",
+}
+"""How a claim's own section names its kind."""
+KIND_TITLES = {
+    ClaimKind.PAPER: "Paper claims",
+    ClaimKind.DERIVED: "Derived predictions (this project's, tested on training)",
+    ClaimKind.DERIVATION: ("Derivation checks (our closed forms against our own simulators: "
+                           "correctness of the theory code, not evidence about the papers)"),
+}
+"""The heading of each kind's verdict table."""
+
+
 @dataclass
 class Assessment:
     """What a claim concludes from its runs at one point.
@@ -64,6 +95,8 @@ class Claim(ABC):
     id: ClassVar[str]
     paper: ClassVar[str]
     statement: ClassVar[str]
+    kind: ClassVar[ClaimKind]
+    """``paper``, ``derived`` or ``derivation`` (:class:`ClaimKind`); every claim declares it."""
     code_version: ClassVar[int]
     """The version of what the claim computes itself: its rule, its statistics, its own
     Monte Carlo, the theory functions whose results it caches (declared by every claim class;

@@ -160,6 +160,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     out, store = _out_and_store(args)
     overrides, points = _overrides_and_points(args, claims)
 
+    from attnverify.compare.claim import KIND_SUMMARY
     from attnverify.compare.report import Report, fmt, measured_text
     from attnverify.compare.verify import evaluate_all
     from attnverify.empirics.versions import machine, versions
@@ -174,11 +175,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     paths = report.write(out)
 
     width = max(len(o.claim.id) for o in outcomes)
-    print(f"{'claim':<{width}}  {'verdict':<12}  {'theory':>10}  measured [95% CI]")
-    for o in outcomes:
-        a = o.assessment
-        print(f"{o.claim.id:<{width}}  {a.verdict!s:<12}  {fmt(a.theory):>10}  "
-              f"{measured_text(a.empirical)}")
+    for kind in report.kinds():
+        print(f"{KIND_SUMMARY[kind].capitalize()}:")
+        print(f"  {'claim':<{width}}  {'verdict':<12}  {'theory':>10}  measured [95% CI]")
+        for o in (o for o in outcomes if o.claim.kind == kind):
+            a = o.assessment
+            print(f"  {o.claim.id:<{width}}  {a.verdict!s:<12}  {fmt(a.theory):>10}  "
+                  f"{measured_text(a.empirical)}")
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
@@ -427,7 +430,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     claims = select()
     if args.json:
         print(json.dumps([{
-            "id": c.id, "paper": c.paper, "statement": c.statement,
+            "id": c.id, "paper": c.paper, "kind": str(c.kind), "statement": c.statement,
             "profiles": {p: jsonable(c.params(p)) for p in PROFILES},
             "paper_scale": c.paper_scale or None,
             "overridable": list(c.overridable),
@@ -436,7 +439,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         } for c in claims], indent=2))
         return 0
     for claim in claims:
-        print(f"{claim.id}  [{claim.paper}]  {claim.statement}")
+        print(f"{claim.id}  [{claim.paper}, {claim.kind}]  {claim.statement}")
     return 0
 
 

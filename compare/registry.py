@@ -16,7 +16,7 @@ import logging
 import re
 from importlib.metadata import entry_points
 
-from attnverify.compare.claim import Claim
+from attnverify.compare.claim import Claim, ClaimKind
 
 CLAIMS: dict[str, Claim] = {}
 PAPERS = ("snell", "musat", "bao")
@@ -47,6 +47,11 @@ def register(cls: type[Claim]) -> type[Claim]:
         raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) declares no "
                         f"code_version: add the class attribute 'code_version = 1' and bump it "
                         f"when what the claim computes changes")
+    kind = getattr(cls, "kind", None)
+    if kind not in set(ClaimKind):
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) must declare "
+                        f"its kind, one of {', '.join(ClaimKind)} (ClaimKind); got {kind!r}")
+    cls.kind = ClaimKind(kind)
     if cls.paper not in papers():
         _extra_papers.append(cls.paper)
     CLAIMS[cls.id] = cls()

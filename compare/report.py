@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from attnverify.compare.claim import Verdict
+from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
 from attnverify.compare.verify import ClaimOutcome
 
 VERDICT_COLOURS = {Verdict.CONFIRMED: "#009E73", Verdict.REFUTED: "#D55E00",
@@ -83,19 +83,32 @@ class Report:
     """Saved ``attnverify falsify`` results of the reported claims (``FalsifyResult.to_dict``),
     shown as the "boundary of validity" section."""
 
-    def counts(self) -> Counter:
-        return Counter(str(o.assessment.verdict) for o in self.outcomes)
+    def kinds(self) -> list[ClaimKind]:
+        """The kinds of the reported claims, in :class:`ClaimKind` order (paper claims first)."""
+        present = {o.claim.kind for o in self.outcomes}
+        return [kind for kind in ClaimKind if kind in present]
+
+    def counts(self, kind: ClaimKind) -> dict[str, int]:
+        """Verdict counts of the claims of ``kind`` (every verdict, zeros included)."""
+        c = Counter(str(o.assessment.verdict) for o in self.outcomes if o.claim.kind == kind)
+        return {str(v): c.get(str(v), 0) for v in Verdict}
 
     def summary(self) -> str:
-        c = self.counts()
-        return ", ".join(f"{c.get(str(v), 0)} {v}" for v in Verdict)
+        """One line: the paper claims' verdicts first, then the derived predictions' and the
+        derivation checks' (these test this project's own work, not the papers)."""
+        parts = []
+        for kind in self.kinds():
+            c = self.counts(kind)
+            parts.append(f"{KIND_SUMMARY[kind]}: " + ", ".join(f"{n} {v}" for v, n in c.items()))
+        return "; ".join(parts)
 
     def claim_records(self, figure_paths: dict[str, list[str]]) -> list[dict[str, Any]]:
         records = []
         for o in self.outcomes:
             a = o.assessment
             records.append(jsonable({
-                "id": o.claim.id, "paper": o.claim.paper, "statement": o.claim.statement,
+                "id": o.claim.id, "paper": o.claim.paper, "kind": str(o.claim.kind),
+                "statement": o.claim.statement,
                 "verdict": str(a.verdict), "theory": a.theory, "empirical": a.empirical,
                 "statistic": a.statistic, "tolerance": a.tolerance, "n_seeds": a.n_seeds,
                 "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
@@ -119,7 +132,8 @@ class Report:
                 figure_png.setdefault(o.claim.id, []).append((rel, (out / rel).read_bytes()))
         records = self.claim_records(figure_paths)
         doc = {"profile": self.profile, "versions": self.versions, "machine": self.machine,
-               "summary": dict(self.counts()), "claims": records,
+               "summary": {str(kind): self.counts(kind) for kind in self.kinds()},
+               "claims": records,
                "boundaries": self.boundaries}
         paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
         _atomic_write(paths["json"], json.dumps(jsonable(doc), indent=2, allow_nan=False))
@@ -138,17 +152,21 @@ class Report:
     def markdown(self, records: list[dict[str, Any]]) -> str:
         lines = ["# attnverify verification report", ""]
         lines += [f"- {line}" for line in self._header_lines()] + [""]
-        lines += ["| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
-                  "|---|---|---|---|---|---|"]
-        for r in records:
-            lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
-                         f"**{r['verdict']}** | {_md_cell(fmt(r['theory']))} | "
-                         f"{_md_cell(measured_text(r['empirical']))} | "
-                         f"{_md_cell(tolerance_text(r['tolerance']))} |")
+        for kind in self.kinds():
+            lines += [f"## {KIND_TITLES[kind]}", "",
+                      "| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
+                      "|---|---|---|---|---|---|"]
+            for r in (r for r in records if r["kind"] == kind):
+                lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
+                             f"**{r['verdict']}** | {_md_cell(fmt(r['theory']))} | "
+                             f"{_md_cell(measured_text(r['empirical']))} | "
+                             f"{_md_cell(tolerance_text(r['tolerance']))} |")
+            lines.append("")
         lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
-                      f"**Verdict: {r['verdict']}.** {r['explanation']}", ""]
+                      f"*{KIND_NAMES[r['kind']]}.* **Verdict: {r['verdict']}.** "
+                      f"{r['explanation']}", ""]
             if r["scale_note"]:
                 lines += [f"*Scale: {r['scale_note']}.*", ""]
             lines += [f"- Statistic: {r['statistic']}",
@@ -189,11 +207,17 @@ class Report:
     def html(self, records: list[dict[str, Any]],
              figure_png: dict[str, list[tuple[str, bytes]]]) -> str:
         e = html.escape
-        rows = "".join(
-            f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
-            f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
-            f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
-            f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>" for r in records)
+        tables = "".join(
+            f"<h2>{e(KIND_TITLES[kind])}</h2><table id='verdicts-{kind}'><thead><tr>"
+            f"<th>claim</th><th>paper</th><th>verdict</th><th>theory</th>"
+            f"<th>measured [95% CI]</th><th>tolerance</th></tr></thead><tbody>"
+            + "".join(
+                f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
+                f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
+                f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
+                f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>"
+                for r in records if r["kind"] == kind)
+            + "</tbody></table>" for kind in self.kinds())
         sections = []
         for r in records:
             imgs = "".join(
@@ -206,7 +230,7 @@ class Report:
             sections.append(
                 f"<section id='{e(r['id'])}'><h2>{e(r['id'])} {_badge(r['verdict'])}</h2>"
                 f"<blockquote>{e(r['statement'])}</blockquote>"
-                f"<p>{e(r['explanation'])}</p>{scale}<ul>"
+                f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> {e(r['explanation'])}</p>{scale}<ul>"
                 f"<li><b>Statistic:</b> {e(r['statistic'])}</li>"
                 f"<li><b>Tolerance:</b> {e(tolerance_text(r['tolerance']))}. "
                 f"<b>Why:</b> {e(str(r['tolerance'].get('why', '')))}</li>"
@@ -230,8 +254,7 @@ section {{ margin-top: 2.5rem; }}
 </style></head><body>
 <h1>attnverify verification report</h1>
 <ul>{header}</ul>
-<table id="verdicts"><thead><tr><th>claim</th><th>paper</th><th>verdict</th><th>theory</th>
-<th>measured [95% CI]</th><th>tolerance</th></tr></thead><tbody>{rows}</tbody></table>
+{tables}
 {self._boundary_html()}
 {''.join(sections)}
 </body></html>

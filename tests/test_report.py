@@ -8,11 +8,12 @@ import subprocess
 
 import pytest
 
+from attnverify.compare.claim import KIND_TITLES, ClaimKind
 from attnverify.compare.cli import main
 
-CLAIM_FIELDS = {"id": str, "paper": str, "statement": str, "verdict": str, "statistic": str,
-                "tolerance": dict, "n_seeds": int, "run_keys": list, "elapsed_s": float,
-                "figures": list, "empirical": dict}
+CLAIM_FIELDS = {"id": str, "paper": str, "kind": str, "statement": str, "verdict": str,
+                "statistic": str, "tolerance": dict, "n_seeds": int, "run_keys": list,
+                "elapsed_s": float, "figures": list, "empirical": dict}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,9 @@ def test_markdown_and_html(report_dir):
     html = (report_dir / "report.html").read_text()
     doc = json.loads((report_dir / "report.json").read_text())
     assert "| claim | paper | verdict |" in md
-    assert "<table id=\"verdicts\">" in html
+    for kind, title in KIND_TITLES.items():  # one table per kind, paper claims first
+        assert f"## {title}" in md and f"<table id='verdicts-{kind}'>" in html
+    assert md.index(KIND_TITLES[ClaimKind.PAPER]) < md.index(KIND_TITLES[ClaimKind.DERIVATION])
     for claim in doc["claims"]:
         assert claim["id"] in md and claim["id"] in html
         for fig in claim["figures"]:
@@ -95,7 +98,7 @@ def test_report_renders_in_a_browser(report_dir, tmp_path):
 
     page = (report_dir / "report.html").resolve().as_uri()
     dom = _chromium(tmp_path, "--dump-dom", page).stdout
-    assert 'id="verdicts"' in dom and 'id="boundaries"' in dom
+    assert 'id="verdicts-paper"' in dom and 'id="boundaries"' in dom
     doc = json.loads((report_dir / "report.json").read_text())
     for claim in doc["claims"]:
         assert claim["id"] in dom
@@ -135,3 +138,16 @@ def test_markdown_table_rows_keep_their_six_columns(report_dir):
     assert rows
     for row in rows:
         assert len(re.split(r"(?<!\\)\|", row)) == 8, row  # 6 cells between 7 bars
+
+
+def test_summary_counts_each_kind_apart(report_dir):
+    doc = json.loads((report_dir / "report.json").read_text())
+    assert list(doc["summary"]) == [str(kind) for kind in ClaimKind]
+    for kind, counts in doc["summary"].items():
+        claims = [c for c in doc["claims"] if c["kind"] == kind]
+        assert sum(counts.values()) == len(claims) > 0
+        assert all(counts[v] == sum(c["verdict"] == v for c in claims) for v in counts)
+    md = (report_dir / "report.md").read_text()
+    summary = next(line for line in md.splitlines() if line.startswith("- Summary: "))
+    assert summary.startswith("- Summary: paper claims: ")
+    assert "; derived predictions: " in summary and "; derivation checks: " in summary

@@ -53,7 +53,7 @@ def cli(site: Path, *argv: str, cache: Path) -> subprocess.CompletedProcess:
 def test_plugin_claim_is_listed_and_a_broken_plugin_is_one_warning(plugin_site, tmp_path):
     proc = cli(plugin_site, "claims", cache=tmp_path / "c")
     assert proc.returncode == 0, proc.stderr
-    assert f"{CLAIM_ID}  [example]  Before training" in proc.stdout
+    assert f"{CLAIM_ID}  [example, derived]  Before training" in proc.stdout
     assert "snell.kappa_closed_form" in proc.stdout  # the built-in claims are all still there
     warnings = [line for line in proc.stderr.splitlines() if "plugin" in line]
     assert len(warnings) == 1 and "'broken'" in warnings[0] and "left out" in warnings[0]
@@ -86,3 +86,16 @@ def test_register_rejects_ids_that_do_not_read_paper_dot_name(claim_id, paper):
                                  "defaults": {}, "assess": lambda self, p, r: Assessment})
     with pytest.raises(ValueError, match=r"must read PAPER\.NAME"):
         register(cls)
+
+
+def test_register_requires_a_kind_and_every_built_in_claim_has_one():
+    from attnverify.compare.claim import ClaimKind
+    from attnverify.compare.registry import select
+
+    cls = type("Kindless", (Claim,), {"id": "kindless.x", "paper": "kindless", "statement": "",
+                                      "code_version": 1, "defaults": {},
+                                      "assess": lambda self, p, r: Assessment})
+    with pytest.raises(TypeError, match="must declare its kind, one of paper, derived"):
+        register(cls)
+    assert all(isinstance(c.kind, ClaimKind) for c in select())
+    assert {c.kind for c in select()} == set(ClaimKind)

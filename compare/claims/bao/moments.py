@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import (
     FAMILY_ALPHA,
     MONTE_CARLO,
@@ -50,6 +50,7 @@ class ScoreMoments(Claim):
     """
 
     id = "bao.score_moments"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("The derived exact moments mu_t, v_t of the centred scores match Monte Carlo at "
@@ -123,6 +124,7 @@ class PropagationProbability(Claim):
     """
 
     id = "bao.propagation_probability"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("rho_t = P(0 < z~_t < 1) from the Gaussian approximation matches Monte Carlo "
@@ -236,6 +238,7 @@ class AntrpVariantDisagrees(Claim):
     """
 
     id = "bao.antrp_variant_disagrees"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("The third-party (ANTRP) variance formula does not match Monte Carlo under this "

@@ -16,7 +16,7 @@ import torch
 from scipy.special import erf
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import (
     MC_VERSION,
     MONTE_CARLO,
@@ -53,6 +53,7 @@ class ZeroMeanNoSelectivity(Claim):
     """
 
     id = "bao.zero_mean_no_selectivity"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("Zero eigen-mean gives a flat rho-profile: no positional selectivity (uniform, "
@@ -123,6 +124,7 @@ class LargeVarianceVanishes(Claim):
     """
 
     id = "bao.large_variance_vanishes"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
@@ -181,6 +183,7 @@ class SmallVarianceLocalizes(Claim):
     """
 
     id = "bao.small_variance_localizes"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("Non-zero eigen-mean with small eigen-variance gives a localized window of "
@@ -299,6 +302,7 @@ class EntropyMonotoneInVariance(Claim):
     """
 
     id = "bao.entropy_monotone_in_variance"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
@@ -391,6 +395,7 @@ class RankCollapseAtUniform(Claim):
     """
 
     id = "bao.rank_collapse_at_uniform"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
     statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "

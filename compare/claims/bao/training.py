@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import stats
 
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure, seed_band
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
@@ -102,6 +102,7 @@ class LocaterEffect(_LMClaim):
     """
 
     id = "bao.locater_effect"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Training with LocAteR lowers eigen-variance, raises attention entropy and does "
                  "not worsen validation loss (paired over seeds, with CIs).")
@@ -227,6 +228,7 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
     """
 
     id = "bao.trained_spectrum_predicts_localization"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Across trained models, eigen-variance and attention entropy relate with the "
                  "predicted sign (more variance, lower entropy).")

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
@@ -33,6 +33,7 @@ class DepthBoundClosedForm(Claim):
     """
 
     id = "musat.depth_bound_closed_form"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "musat"
     statement = ("The closed form t >= log_3(2D) equals the information-flow simulator of "
@@ -128,6 +129,7 @@ class ConstructionMeetsBound(Claim):
     """
 
     id = "musat.construction_meets_bound"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "musat"
     statement = ("An explicit transformer construction solves random instances exactly with the "

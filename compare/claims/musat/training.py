@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.compare.space import Dimension
@@ -186,6 +186,7 @@ class ShallowModelsFail(_RetrievalClaim):
     1/12 = 0.083."""
 
     id = "musat.shallow_models_fail"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
@@ -260,6 +261,7 @@ class SufficientDepthLearns(_RetrievalClaim):
     learned and gives the others' statement accuracy at depth D (the query plateau)."""
 
     id = "musat.sufficient_depth_learns"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("With enough layers (at least the refined bound + 1, for the separate query "
                  "token) and the implicit curriculum, the query is learned.")
@@ -311,6 +313,7 @@ class ImplicitCurriculumNeeded(_RetrievalClaim):
     worse (interval below 0); inconclusive otherwise."""
 
     id = "musat.implicit_curriculum_needed"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("At the same size and steps, query-only supervision fails where the implicit "
                  "curriculum succeeds.")
@@ -369,6 +372,7 @@ class DepthsEmergeInOrder(_RetrievalClaim):
     seed has fewer than two learned depths >= 1 (the case for D = 1)."""
 
     id = "musat.depths_emerge_in_order"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Under the implicit curriculum, per-depth accuracy crosses its threshold in "
                  "increasing order of depth.")
@@ -423,6 +427,7 @@ class HeadsEmergeInSequence(_RetrievalClaim):
     """
 
     id = "musat.heads_emerge_in_sequence"
+    kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Heads emerge one at a time in a consistent order across seeds, and ablating "
                  "an emerged head removes the depths it serves.")

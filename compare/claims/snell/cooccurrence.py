@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
@@ -45,6 +45,7 @@ class KappaClosedForm(Claim):
     """
 
     id = "snell.kappa_closed_form"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "snell"
     statement = ("The stage-1 KTIW signal kappa(V, L) = (V - L)/(V(V - 1)) (0 for permutations, "

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import stats
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING,
     LENGTH_SPACE,
@@ -74,6 +74,7 @@ class SubsetLearnedEverySeed(Claim):
     """
 
     id = "snell.subset_learned_every_seed"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("The easy copying distribution (L distinct tokens of V > L, random order) is "
@@ -121,6 +122,7 @@ class PermutationIsHard(Claim):
     """
 
     id = "snell.permutation_is_hard"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("Permutation copying (uninformative co-occurrence) is learned less often or "
@@ -178,6 +180,7 @@ class KtiwPrecedesAttention(Claim):
     """
 
     id = "snell.ktiw_precedes_attention"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("In normal training the KTIW probe is learned before attention: probe "
@@ -285,6 +288,7 @@ class KappaPredictsLearningSpeed(Claim):
     """
 
     id = "snell.kappa_predicts_learning_speed"
+    kind = ClaimKind.DERIVED
     code_version = 1
     paper = "snell"
     statement = ("Across vocabulary sizes V at fixed L, learning speed increases with the "

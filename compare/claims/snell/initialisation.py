@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import PAPER_COPYING
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
@@ -39,6 +39,7 @@ class UniformAttentionAtInit(Claim):
     """
 
     id = "snell.uniform_attention_at_init"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("At initialisation the copying seq2seq's attention is close to uniform: "

@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING,
     SUCCESS_ACC_ONLY,
@@ -184,6 +184,7 @@ class MultiheadRescuesPermutations(Claim):
     """
 
     id = "snell.multihead_rescues_permutations"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("Multi-head attention (8 heads) learns the permutation task more often than "

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.empirics import (
@@ -46,6 +46,7 @@ class ToyClassifierClosedForm(Claim):
     """
 
     id = "snell.toy_classifier_closed_form"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "snell"
     statement = ("Gradient descent on the toy classifier (loss p(beta_0 - beta_1)) matches the "
@@ -174,6 +175,7 @@ class PermutationSaddle(Claim):
     """
 
     id = "snell.permutation_saddle"
+    kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "snell"
     statement = ("In the free-attention toy, zero initialisation on permutations is a saddle: "

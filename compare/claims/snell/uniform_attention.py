@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from attnverify import theory
-from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import COPYING, LENGTH_SPACE, PAPER_COPYING, copy_spec
 from attnverify.compare.claims.snell.copying import curves_figure
 from attnverify.compare.space import Dimension
@@ -70,6 +70,7 @@ class Stage1BowOptimum(Claim):
     """
 
     id = "snell.stage1_bow_optimum"
+    kind = ClaimKind.DERIVED
     code_version = 1
     paper = "snell"
     statement = ("With attention frozen uniform, the loss approaches the bag-of-words optimum "
@@ -195,6 +196,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
     """
 
     id = "snell.ktiw_learned_under_uniform_attention"
+    kind = ClaimKind.PAPER
     code_version = 1
     paper = "snell"
     statement = ("With attention frozen uniform, KTIW (the probe beta) is still learned on the "
