@@ -8,8 +8,9 @@ computes), so a run stored under the 0.1.0 key of its spec *with the sources of 
 code* is the run its new key names. :data:`LEGACY_SOURCE_HASHES` holds those source hashes, one
 per (task kind, model kind) pair the claims train; a stored run whose key is the 0.1.0 key of its
 spec under them is re-keyed, anything else (a run of older code, a pair not listed) stays stale.
-The check that the numerics did not change was made by retraining archived runs and comparing
-their arrays (CHANGELOG.md, 0.2.0).
+That the numerics did not change was checked on the diff of the computing code (imports and the
+new version attributes only) and by retraining a sample of the archived runs (CHANGELOG.md,
+0.2.0).
 """
 
 from __future__ import annotations
