@@ -100,6 +100,18 @@ def _check_output_dir(path: Path, option: str) -> None:
         raise UserError(f"{option} {path}: {probe} is not writable")
 
 
+def _check_output_file(path: str, option: str) -> None:
+    """UserError unless ``path`` may be written: new or a regular file, in a writable
+    directory (:func:`~attnverify.empirics.output_paths.check_output_file`)."""
+    from attnverify.empirics.output_paths import check_output_file
+
+    try:
+        check_output_file(path, option)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    _check_output_dir(Path(path).parent, option)
+
+
 def _store(args: argparse.Namespace):
     from attnverify.empirics import RunStore
 
@@ -124,10 +136,19 @@ def _check_common_options(args: argparse.Namespace) -> None:
             raise UserError(str(exc)) from None
 
 
+def _out_dir(text: str) -> Path:
+    """``--out`` as a directory; an empty value is refused (it would write into the current
+    directory unasked)."""
+    if not text:
+        raise UserError("--out must name a directory; got an empty path")
+    out = Path(text)
+    _check_output_dir(out, "--out")
+    return out
+
+
 def _out_and_store(args: argparse.Namespace):
     """``--out`` and the run store, both checked to be writable directories (or creatable)."""
-    out = Path(args.out)
-    _check_output_dir(out, "--out")
+    out = _out_dir(args.out)
     store = _store(args)
     _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
     return out, store
@@ -384,8 +405,7 @@ def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
 # -- figures ------------------------------------------------------------------------------
 def _cmd_figures(args: argparse.Namespace) -> int:
     _check_common_options(args)
-    out = Path(args.out)
-    _check_output_dir(out, "--out")
+    out = _out_dir(args.out)
     from attnverify.paper_figures import regenerate
 
     written = regenerate(out, args.profile, _store(args), progress=not args.quiet)
@@ -411,7 +431,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise UserError(f"--repeats must be an integer >= 1; got {args.repeats}")
     if args.json is not None:
-        _check_output_dir(Path(args.json).parent, "--json")
+        _check_output_file(args.json, "--json")
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
     result = bench.run_bench(families, configs, args.repeats, args.verify, log)
     print(bench.table(result))
@@ -477,7 +497,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             keys = args.keys or list(store.keys())
             rows = [{**row, "key": key} for key in keys for row in _get(store, key).tidy_rows()]
             text = _export(rows, args.format)
-            if args.out:
+            if args.out is not None:
+                _check_output_file(args.out, "--out")
                 try:
                     Path(args.out).write_text(text)
                 except OSError as exc:
@@ -492,6 +513,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                     raise UserError("name run keys or a verify (--paper, --claim, --profile), "
                                     "not both")
                 keys, scope = _verify_keys(args, store)
+            _check_output_file(args.file, "the archive")
             left_out = 0
             if args.exclude:
                 keys, left_out = _not_archived(args.exclude, args.file, keys, store)

@@ -37,6 +37,7 @@ from typing import IO, Any
 import numpy as np
 
 from attnverify.empirics.legacy_keys import migrated
+from attnverify.empirics.output_paths import check_output_file
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
 
@@ -86,7 +87,7 @@ def pack(store: RunStore, path: Path | str, keys: Iterable[str] | None = None) -
     one raises CorruptEntryError and a named key that is missing KeyError, and then nothing is
     written (an entry removed while the whole store is packed is skipped). The archive is
     published with one rename, after an fsync."""
-    path = Path(path)
+    path = check_output_file(path, "the archive")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
     packed = stale = 0
     try:
