@@ -17,6 +17,7 @@ import re
 from importlib.metadata import entry_points
 
 from attnverify.compare.claim import Claim, ClaimKind
+from attnverify.empirics.versions import require_code_version
 
 CLAIMS: dict[str, Claim] = {}
 PAPERS = ("snell", "musat", "bao")
@@ -42,11 +43,7 @@ def register(cls: type[Claim]) -> type[Claim]:
     if paper != cls.paper or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
         raise ValueError(f"claim id {cls.id!r} must read PAPER.NAME (lower case, digits and "
                          f"underscores) with PAPER = its paper {cls.paper!r}")
-    version = vars(cls).get("code_version")
-    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
-        raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) declares no "
-                        f"code_version: add the class attribute 'code_version = 1' and bump it "
-                        f"when what the claim computes changes")
+    require_code_version(cls, f"claim {cls.id!r}")
     kind = getattr(cls, "kind", None)
     if kind not in set(ClaimKind):
         raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) must declare "
@@ -69,9 +66,7 @@ def load_builtins() -> None:
 
     _builtins_loaded = True
     for cls in BUILTIN:
-        if cls.id in CLAIMS and type(CLAIMS[cls.id]) is not cls:
-            raise ValueError(f"claim id {cls.id!r} registered twice (a built-in claim's id)")
-        if cls.id not in CLAIMS:
+        if type(CLAIMS.get(cls.id)) is not cls:  # register refuses an id taken by another
             register(cls)
 
 

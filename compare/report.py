@@ -152,11 +152,11 @@ class Report:
     def markdown(self, records: list[dict[str, Any]]) -> str:
         lines = ["# attnverify verification report", ""]
         lines += [f"- {line}" for line in self._header_lines()] + [""]
-        for kind in self.kinds():
+        for kind, group in _by_kind(records):
             lines += [f"## {KIND_TITLES[kind]}", "",
                       "| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
                       "|---|---|---|---|---|---|"]
-            for r in (r for r in records if r["kind"] == kind):
+            for r in group:
                 lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
                              f"**{r['verdict']}** | {_md_cell(fmt(r['theory']))} | "
                              f"{_md_cell(measured_text(r['empirical']))} | "
@@ -215,9 +215,8 @@ class Report:
                 f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
                 f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
                 f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
-                f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>"
-                for r in records if r["kind"] == kind)
-            + "</tbody></table>" for kind in self.kinds())
+                f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>" for r in group)
+            + "</tbody></table>" for kind, group in _by_kind(records))
         sections = []
         for r in records:
             imgs = "".join(
@@ -259,6 +258,13 @@ section {{ margin-top: 2.5rem; }}
 {''.join(sections)}
 </body></html>
 """
+
+
+def _by_kind(records: list[dict[str, Any]]) -> list[tuple[ClaimKind, list[dict[str, Any]]]]:
+    """The claim records grouped by kind, in :class:`ClaimKind` order (paper claims first),
+    each group in report order; kinds without a claim are left out."""
+    groups = [(kind, [r for r in records if r["kind"] == kind]) for kind in ClaimKind]
+    return [(kind, group) for kind, group in groups if group]
 
 
 def _md_cell(text: str) -> str:

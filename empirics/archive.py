@@ -190,6 +190,8 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
             tar = tarfile.open(fileobj=stream, mode="r:gz")  # noqa: SIM115 (closed below)
         with tar:
             entries = _entries(tar, path)
+            # the key a run is published under -> its key in the archive, the digest of its
+            # files as checked, and its new metadata when it is re-keyed (a 0.1.0 entry)
             wanted: dict[str, tuple[str, str, bytes | None]] = {}
             present = stale = 0
             for key, members in entries.items():  # first pass: check every entry
@@ -206,11 +208,11 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
                         stale += 1
                         continue
                     target, new_meta = legacy[0], json.dumps(legacy[1], indent=1).encode()
-                if store.has(target) or any(t == target for t, _, _ in wanted.values()):
-                    present += 1  # stored, or the same run twice in the archive (old and new key)
+                if store.has(target) or target in wanted:  # stored, or in the archive twice
+                    present += 1                            # (under its old and new key)
                 else:
-                    wanted[key] = (target, _digest(files), new_meta)
-            for key, (target, digest, new_meta) in wanted.items():  # second pass: publish
+                    wanted[target] = (key, _digest(files), new_meta)
+            for target, (key, digest, new_meta) in wanted.items():  # second pass: publish
                 files = _read(tar, entries[key], path)  # what the first pass checked
                 if _digest(files) != digest:
                     raise ValueError(f"{path}: run {key} changed while it was imported")

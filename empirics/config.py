@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from attnverify.empirics.versions import require_code_version
+
 if TYPE_CHECKING:
     import torch
     from torch import nn
@@ -49,15 +51,7 @@ class Config:
                 f"own kind and code_version (its runs would otherwise share the keys and the "
                 f"stored runs of its parent)")
         if "kind" in vars(cls) and cls.kind:
-            version = vars(cls).get("code_version")
-            if not (is_int(version) and version >= 1):
-                raise TypeError(
-                    f"{cls.__module__}.{cls.__qualname__} (kind {cls.kind!r}) declares no "
-                    f"numerics version: add the class attribute 'code_version = 1' and bump "
-                    f"it whenever what the class computes changes (it enters every run key)"
-                    if version is None else
-                    f"{cls.__module__}.{cls.__qualname__}.code_version must be an integer "
-                    f">= 1; got {version!r}")
+            require_code_version(cls, f"{cls.family} kind {cls.kind!r}")
             known = _REGISTRY.setdefault(cls.family, {}).get(cls.kind)
             if known is not None and (known.__module__, known.__qualname__) != (
                     cls.__module__, cls.__qualname__):

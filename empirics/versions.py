@@ -61,6 +61,19 @@ def source_fingerprint() -> str:
     return digest.hexdigest()[:12]
 
 
+def require_code_version(cls: type, what: str) -> None:
+    """TypeError, in one line naming ``cls`` (``what`` says what it is), unless the class
+    declares its own ``code_version``, an integer >= 1 (configs and claims alike)."""
+    version = vars(cls).get("code_version")
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if version is None:
+        raise TypeError(f"{name} ({what}) declares no code_version: add the class attribute "
+                        f"'code_version = 1' and bump it whenever what the class computes "
+                        f"changes")
+    if not (isinstance(version, int) and not isinstance(version, bool) and version >= 1):
+        raise TypeError(f"{name}.code_version must be an integer >= 1; got {version!r}")
+
+
 def run_versions(spec: RunSpec) -> dict[str, int]:
     """The numerics versions a run's key carries: its task's, model's and optimizer's
     ``code_version`` and :data:`LOOP_VERSION`."""

@@ -147,6 +147,15 @@ def _store_under(store: RunStore, key: str, result: RunResult) -> None:
     store.remove(result.key)
 
 
+def _archive_of(path: Path, entries: list[tuple[RunStore, str]]) -> None:
+    """An archive of stored entries as they are, stale or not (as 0.1.0's pack wrote them)."""
+    with tarfile.open(path, "w:gz") as tar:
+        for store, key in entries:
+            for name in ("meta.json", "arrays.npz"):
+                tar.add(store.root / "runs" / key[:2] / key / name,
+                        f"runs/{key[:2]}/{key}/{name}")
+
+
 def test_runs_of_the_previous_key_scheme_are_re_keyed_when_their_key_checks_out(tmp_path):
     store = RunStore(tmp_path / "old")
     legacy, other = SPECS[0], SPECS[1]
@@ -158,12 +167,8 @@ def test_runs_of_the_previous_key_scheme_are_re_keyed_when_their_key_checks_out(
     pack(store, archive)  # an archive of stale entries holds none of them ...
     assert unpack(RunStore(tmp_path / "x"), archive).imported == 0
 
-    # ... so build the 0.1.0 archive by hand, as 0.1.0's pack wrote it
-    with tarfile.open(archive, "w:gz") as tar:
-        for key in stored:
-            for name in ("meta.json", "arrays.npz"):
-                tar.add(store.root / "runs" / key[:2] / key / name,
-                        f"runs/{key[:2]}/{key}/{name}")
+    # ... so build the 0.1.0 archive by hand
+    _archive_of(archive, [(store, key) for key in stored])
     target = RunStore(tmp_path / "new")
     done = unpack(target, archive)
     assert (done.imported, done.migrated, done.stale) == (1, 1, 1)
@@ -171,10 +176,7 @@ def test_runs_of_the_previous_key_scheme_are_re_keyed_when_their_key_checks_out(
 
     # an archive holding the same run under its 0.1.0 key and its current key imports it once
     both = tmp_path / "both.tar.gz"
-    with tarfile.open(both, "w:gz") as tar:
-        for root, key in ((store.root, legacy_key(legacy)), (target.root, legacy.key())):
-            for name in ("meta.json", "arrays.npz"):
-                tar.add(root / "runs" / key[:2] / key / name, f"runs/{key[:2]}/{key}/{name}")
+    _archive_of(both, [(store, legacy_key(legacy)), (target, legacy.key())])
     done = unpack(RunStore(tmp_path / "third"), both)
     assert (done.imported, done.present, done.stale) == (1, 1, 0)
 
