@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 
@@ -67,6 +68,11 @@ class Assessment:
     ``empirical`` holds the headline measurement: ``value`` and, where it has one, a confidence
     interval ``ci`` = [low, high] with its ``confidence``. ``explanation`` says in words why the
     verdict is what it is (required reading for refuted and inconclusive verdicts).
+    ``reason`` (:class:`~attnverify.compare.protocol.Reason`) is ``decided`` for a confirmation
+    or a refutation; an inconclusive verdict says why nothing was decided (default: the planned
+    seeds ran out, ``budget reached``). ``p_value`` is the one-sided p-value of the protocol's
+    primary test in the direction of H1, where the test has one (the report adjusts the paper
+    claims' p-values for multiplicity beside the per-claim verdicts).
     """
 
     verdict: Verdict
@@ -78,6 +84,21 @@ class Assessment:
     n_seeds: int = 0
     details: dict[str, Any] = field(default_factory=dict)
     figures: dict[str, Figure] = field(default_factory=dict)
+    reason: Reason | None = None
+    p_value: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is Verdict.INCONCLUSIVE:
+            if self.reason is Reason.DECIDED:
+                raise ValueError("an inconclusive verdict was not decided: give the reason "
+                                 "nothing was (Reason)")
+            self.reason = Reason(self.reason or Reason.BUDGET_REACHED)
+        elif self.reason not in (None, Reason.DECIDED):
+            raise ValueError(f"a {self.verdict} verdict is decided; got reason {self.reason!r}")
+        else:
+            self.reason = Reason.DECIDED
+        if self.p_value is not None and not 0 <= self.p_value <= 1:
+            raise ValueError(f"p_value must be in [0, 1]; got {self.p_value!r}")
 
 
 COUNT_PARAMETERS = frozenset({
@@ -97,6 +118,10 @@ class Claim(ABC):
     statement: ClassVar[str]
     kind: ClassVar[ClaimKind]
     """``paper``, ``derived`` or ``derivation`` (:class:`ClaimKind`); every claim declares it."""
+    protocol: ClassVar[Protocol]
+    """The frozen decision protocol (:class:`~attnverify.compare.protocol.Protocol`): endpoint,
+    hypotheses, error rates, read-out, testability precondition, secondary statistics and
+    seed blocks; declared by every claim, shown in the report with its hash."""
     code_version: ClassVar[int]
     """The version of what the claim computes itself: its rule, its statistics, its own
     Monte Carlo, the theory functions whose results it caches (declared by every claim class;

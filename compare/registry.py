@@ -17,6 +17,7 @@ import re
 from importlib.metadata import entry_points
 
 from attnverify.compare.claim import Claim, ClaimKind
+from attnverify.compare.protocol import Protocol
 from attnverify.empirics.versions import require_code_version
 
 CLAIMS: dict[str, Claim] = {}
@@ -49,6 +50,9 @@ def register(cls: type[Claim]) -> type[Claim]:
         raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) must declare "
                         f"its kind, one of {', '.join(ClaimKind)} (ClaimKind); got {kind!r}")
     cls.kind = ClaimKind(kind)
+    if not isinstance(getattr(cls, "protocol", None), Protocol):
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__} (claim {cls.id!r}) must declare "
+                        f"its decision protocol (attnverify.compare.protocol.Protocol)")
     if cls.paper not in papers():
         _extra_papers.append(cls.paper)
     CLAIMS[cls.id] = cls()

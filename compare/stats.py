@@ -6,6 +6,11 @@
 - :func:`bootstrap_ci`: percentile bootstrap for statistics without a closed-form interval.
 - :func:`max_abs_z`, :func:`normal_ci`, :func:`mean_and_se`: Monte Carlo estimates against
   theory, in standard errors.
+- :func:`compare_groups`: two groups of runs with a time to success each (censored at the
+  budget when a run never succeeds): exact tests on the success counts and the log-rank test
+  on the censored times; :func:`rate_difference_test`: exact unconditional test of a shifted
+  difference of two rates (the smallest effect that matters, for refuting it).
+- :func:`holm`, :func:`benjamini_hochberg`: multiplicity adjustment over the paper claims.
 - :func:`compare`: theory vs estimate with a relative and an absolute tolerance, elementwise,
   ``|estimate - theory| <= atol + rtol * |theory|`` (the convention of ``numpy.isclose``; the
   report of the worst element follows neural-tangents' ``assert_close_matrices``).
@@ -13,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,3 +131,116 @@ def mean_and_se(samples: ArrayLike) -> tuple[float, float]:
 def bonferroni_z(n_tests: int, family_alpha: float = 1e-3) -> float:
     """Two-sided normal critical value with a Bonferroni correction over ``n_tests`` tests."""
     return float(stats.norm.isf(family_alpha / (2 * max(n_tests, 1))))
+
+
+@dataclass(frozen=True)
+class GroupComparison:
+    """Group A against group B, one run per seed, each with its step of success or None
+    (:func:`compare_groups`). One-sided p-values in both directions; "worse" for A means
+    fewer successes (Fisher) or later success with failures censored at the budget
+    (log-rank)."""
+
+    successes: tuple[int, int]
+    n: tuple[int, int]
+    median_steps: tuple[float | None, float | None]
+    """Kaplan-Meier median step of success (None: half the group or more never succeeded)."""
+    fisher_p_a_worse: float
+    fisher_p_a_better: float
+    logrank_p_a_slower: float
+    logrank_p_a_faster: float
+
+    def rates(self) -> tuple[float, float]:
+        return self.successes[0] / self.n[0], self.successes[1] / self.n[1]
+
+
+def compare_groups(steps_a: Sequence[int | None], steps_b: Sequence[int | None],
+                   budget: int) -> GroupComparison:
+    """Success counts (Fisher's exact test) and times to success (log-rank on right-censored
+    times: a run that never succeeds is censored at ``budget``; ``scipy.stats.logrank``, a
+    normal approximation) of group A against group B, one-sided both ways."""
+    if not steps_a or not steps_b:
+        raise ValueError("compare_groups needs at least one run in each group")
+    ok = [sum(s is not None for s in group) for group in (steps_a, steps_b)]
+    n = [len(steps_a), len(steps_b)]
+    table = [[ok[0], n[0] - ok[0]], [ok[1], n[1] - ok[1]]]
+    data = [_censored(group, budget) for group in (steps_a, steps_b)]
+
+    def logrank(alternative: str) -> float:
+        if ok[0] + ok[1] == 0:  # no event: the times say nothing
+            return 1.0
+        return float(stats.logrank(data[0], data[1], alternative=alternative).pvalue)
+
+    return GroupComparison(
+        successes=(ok[0], ok[1]), n=(n[0], n[1]),
+        median_steps=(_km_median(data[0]), _km_median(data[1])),
+        fisher_p_a_worse=float(stats.fisher_exact(table, alternative="less").pvalue),
+        fisher_p_a_better=float(stats.fisher_exact(table, alternative="greater").pvalue),
+        logrank_p_a_slower=logrank("less"),  # A's rate of success lower: A slower
+        logrank_p_a_faster=logrank("greater"))
+
+
+def _censored(steps: Sequence[int | None], budget: int) -> stats.CensoredData:
+    times = np.array([budget if s is None else s for s in steps], dtype=float)
+    return stats.CensoredData.right_censored(times, np.array([s is None for s in steps]))
+
+
+def _km_median(data: stats.CensoredData) -> float | None:
+    """The first time the Kaplan-Meier survival (not yet succeeded) falls to 0.5 or below."""
+    if data.num_censored() == len(data):
+        return None
+    sf = stats.ecdf(data).sf
+    below = np.flatnonzero(sf.probabilities <= 0.5)
+    return float(sf.quantiles[below[0]]) if below.size else None
+
+
+NUISANCE_GRID = 2001
+"""Points of the nuisance rate over which :func:`rate_difference_test` takes its supremum."""
+
+
+def rate_difference_test(k_a: int, n_a: int, k_b: int, n_b: int, delta: float,
+                         alternative: str) -> float:
+    """Exact unconditional p-value for the difference of two binomial rates, d = p_b - p_a,
+    with the statistic D = k_b/n_b - k_a/n_a and the supremum over the nuisance rate (a grid
+    of :data:`NUISANCE_GRID` points; Suissa and Shuster 1985):
+
+    - ``"greater"``: H: d <= delta against d > delta; p = sup P(D >= D_obs | d = delta);
+    - ``"less"``: H: d >= delta against d < delta; p = sup P(D <= D_obs | d = delta).
+
+    With ``delta = 0`` and ``"greater"`` it tests "B succeeds more often than A"; with the
+    smallest difference that matters and ``"less"`` it tests that the difference is smaller
+    than that, which refutes a claimed effect of that size.
+    """
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less'; got {alternative!r}")
+    if not -1 < delta < 1:
+        raise ValueError(f"delta must be in (-1, 1); got {delta!r}")
+    for k, n in ((k_a, n_a), (k_b, n_b)):
+        if n < 1 or not 0 <= k <= n:
+            raise ValueError(f"successes must be in [0, n] with n >= 1; got {k} of {n}")
+    d = np.arange(n_b + 1)[None, :] / n_b - np.arange(n_a + 1)[:, None] / n_a
+    observed = k_b / n_b - k_a / n_a
+    tail = d >= observed - 1e-12 if alternative == "greater" else d <= observed + 1e-12
+    p_a = np.linspace(max(0.0, -delta), min(1.0, 1.0 - delta), NUISANCE_GRID)
+    pmf_a = stats.binom.pmf(np.arange(n_a + 1)[None, :], n_a, p_a[:, None])
+    pmf_b = stats.binom.pmf(np.arange(n_b + 1)[None, :], n_b, (p_a + delta)[:, None])
+    prob = np.einsum("gi,gj,ij->g", pmf_a, pmf_b, tail.astype(float))
+    return float(min(1.0, prob.max()))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error), in the input order."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return [float(x) for x in out]
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate; scipy's
+    ``false_discovery_control``), in the input order."""
+    if not p_values:
+        return []
+    return [float(x) for x in stats.false_discovery_control(np.asarray(p_values, dtype=float))]

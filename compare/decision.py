@@ -1,0 +1,80 @@
+"""From test results to a verdict with its reason (docs/methodology.md, "Protocols").
+
+The primary test decides; secondary tests never decide, but two tests significant in opposite
+directions give ``inconclusive`` with the reason ``conflicting evidence`` instead of whichever
+was checked first. ``confirmed`` needs the primary test toward H1 below ``alpha``;
+``refuted`` needs the refutation test (of the smallest effect that matters, at ``beta``) or,
+where a protocol has none, the primary test significant the other way at ``alpha``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attnverify.compare.claim import Verdict
+from attnverify.compare.protocol import Reason
+
+
+@dataclass(frozen=True)
+class OneSided:
+    """A test's one-sided p-values: toward the claim's H1 and the opposite way."""
+
+    name: str
+    p_h1: float
+    p_opposite: float
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: Reason
+    text: str
+    p_value: float
+    """The primary test's one-sided p-value toward H1."""
+
+
+def decide(primary: OneSided, alpha: float, secondary: Sequence[OneSided] = (),
+           refutation: float | None = None, beta: float | None = None,
+           effect: str = "the effect") -> Decision:
+    """The verdict of a protocol (module docstring). ``refutation`` is the p-value of the
+    test that the effect is smaller than the smallest that matters (compared with ``beta``);
+    None: refuting needs the primary test significant in the opposite direction."""
+    if (refutation is None) != (beta is None):
+        raise ValueError("give both refutation and beta, or neither")
+    tests = [primary, *secondary]
+    shown = "; ".join(f"{t.name}: p = {t.p_h1:.3g} toward H1, {t.p_opposite:.3g} the other way"
+                      for t in tests)
+    for_h1 = primary.p_h1 < alpha
+    refuted = (refutation < beta if refutation is not None and beta is not None
+               else primary.p_opposite < alpha)
+    refute_text = (f"the refutation test (smaller than the smallest effect that matters) "
+                   f"p = {refutation:.3g} < beta = {beta}" if refutation is not None
+                   else f"{primary.name} is significant the other way (p = "
+                        f"{primary.p_opposite:.3g} < {alpha})")
+    against = [t.name for t in tests if t.p_opposite < alpha]
+    toward = [t.name for t in tests if t.p_h1 < alpha]
+    if for_h1 and refuted:
+        return Decision(Verdict.INCONCLUSIVE, Reason.CONFLICTING,
+                        f"{effect} is significant ({primary.name} p = {primary.p_h1:.3g} < "
+                        f"{alpha}) but {refute_text}: an effect smaller than the smallest "
+                        f"that matters. {shown}.", primary.p_h1)
+    if for_h1 and against:
+        return Decision(Verdict.INCONCLUSIVE, Reason.CONFLICTING,
+                        f"{primary.name} supports {effect} (p = {primary.p_h1:.3g} < {alpha}) "
+                        f"but {', '.join(against)} is significant the other way. {shown}.",
+                        primary.p_h1)
+    if refuted and toward:
+        return Decision(Verdict.INCONCLUSIVE, Reason.CONFLICTING,
+                        f"{refute_text}, but {', '.join(toward)} is significant toward "
+                        f"{effect}. {shown}.", primary.p_h1)
+    if for_h1:
+        return Decision(Verdict.CONFIRMED, Reason.DECIDED,
+                        f"{primary.name} supports {effect} (p = {primary.p_h1:.3g} < {alpha}). "
+                        f"{shown}.", primary.p_h1)
+    if refuted:
+        return Decision(Verdict.REFUTED, Reason.DECIDED, f"{refute_text}. {shown}.",
+                        primary.p_h1)
+    return Decision(Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
+                    f"the primary test ({primary.name}) decides neither way at these seeds. "
+                    f"{shown}.", primary.p_h1)
