@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from attnverify.compare.claim import Verdict
 from attnverify.compare.protocol import Reason
+from attnverify.compare.stats import GroupComparison
 
 
 @dataclass(frozen=True)
@@ -78,3 +79,17 @@ def decide(primary: OneSided, alpha: float, secondary: Sequence[OneSided] = (),
     return Decision(Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
                     f"the primary test ({primary.name}) decides neither way at these seeds. "
                     f"{shown}.", primary.p_h1)
+
+
+def time_test(cmp: GroupComparison, subject: str = "A") -> OneSided:
+    """The log-rank test of :func:`~attnverify.compare.stats.compare_groups` as a test of
+    "``subject`` learns later or never" (H1 direction: slower)."""
+    return OneSided(f"log-rank on steps to success ({subject} slower)", cmp.logrank_p_a_slower,
+                    cmp.logrank_p_a_faster)
+
+
+def count_test(cmp: GroupComparison, subject: str = "A") -> OneSided:
+    """Fisher's exact test of :func:`~attnverify.compare.stats.compare_groups` as a test of
+    "``subject`` succeeds less often" (H1 direction: fewer successes)."""
+    return OneSided(f"Fisher exact on success counts ({subject} less often)",
+                    cmp.fisher_p_a_worse, cmp.fisher_p_a_better)

@@ -20,7 +20,12 @@ from typing import Any
 import numpy as np
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
+from attnverify.compare.stats import benjamini_hochberg, holm
 from attnverify.compare.verify import ClaimOutcome
+
+FAMILY_ALPHA = 0.025
+"""The family-wise (Holm) and false-discovery (Benjamini-Hochberg) level of the multiplicity
+adjustment over the paper claims' primary p-values."""
 
 VERDICT_COLOURS = {Verdict.CONFIRMED: "#009E73", Verdict.REFUTED: "#D55E00",
                    Verdict.INCONCLUSIVE: "#E69F00"}
@@ -102,14 +107,43 @@ class Report:
             parts.append(f"{KIND_SUMMARY[kind]}: " + ", ".join(f"{n} {v}" for v, n in c.items()))
         return "; ".join(parts)
 
+    def adjusted(self) -> dict[str, dict[str, float]]:
+        """Claim id -> {"holm", "bh"}: the adjusted primary p-values of the paper claims that
+        have one (:attr:`Assessment.p_value`), adjusted over those claims."""
+        with_p = [o for o in self.outcomes
+                  if o.claim.kind is ClaimKind.PAPER and o.assessment.p_value is not None]
+        p = [float(o.assessment.p_value) for o in with_p]  # type: ignore[arg-type]
+        return {o.claim.id: {"holm": h, "bh": b}
+                for o, h, b in zip(with_p, holm(p), benjamini_hochberg(p), strict=True)}
+
+    def multiplicity_text(self) -> str:
+        """What the adjustment says about the paper claims' confirmations."""
+        adjusted = self.adjusted()
+        paper = [o for o in self.outcomes if o.claim.kind is ClaimKind.PAPER]
+        confirmed = [o for o in paper if o.assessment.verdict is Verdict.CONFIRMED]
+        tested = [o for o in confirmed if o.claim.id in adjusted]
+        holm_ok = sum(adjusted[o.claim.id]["holm"] < FAMILY_ALPHA for o in tested)
+        bh_ok = sum(adjusted[o.claim.id]["bh"] < FAMILY_ALPHA for o in tested)
+        return (f"The headline counts each claim's own verdict. Adjusted over the "
+                f"{len(adjusted)} of {len(paper)} paper claims whose rule has a primary "
+                f"p-value: {holm_ok} of their {len(tested)} confirmations stay below "
+                f"{FAMILY_ALPHA} after Holm (family-wise), {bh_ok} after Benjamini-Hochberg "
+                f"(false discovery rate); {len(confirmed) - len(tested)} confirmations come "
+                f"from rules without a p-value (interval rules) and are not adjusted.")
+
     def claim_records(self, figure_paths: dict[str, list[str]]) -> list[dict[str, Any]]:
         records = []
+        adjusted = self.adjusted()
         for o in self.outcomes:
             a = o.assessment
+            protocol = o.claim.protocol
             records.append(jsonable({
                 "id": o.claim.id, "paper": o.claim.paper, "kind": str(o.claim.kind),
                 "statement": o.claim.statement,
-                "verdict": str(a.verdict), "theory": a.theory, "empirical": a.empirical,
+                "verdict": str(a.verdict), "reason": str(a.reason), "p_value": a.p_value,
+                "adjusted_p": adjusted.get(o.claim.id),
+                "protocol_hash": protocol.digest(), "protocol": protocol.to_dict(),
+                "theory": a.theory, "empirical": a.empirical,
                 "statistic": a.statistic, "tolerance": a.tolerance, "n_seeds": a.n_seeds,
                 "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
                 "figures": figure_paths.get(o.claim.id, []), "explanation": a.explanation,
@@ -147,28 +181,31 @@ class Report:
         gpu = "GPU available" if m.get("cuda_available") else "no GPU"
         return [f"Profile: **{self.profile}**", f"Versions: {v}",
                 f"Machine: {m.get('processor')}, {m.get('cores')} cores, {gpu}",
-                f"Summary: {self.summary()}"]
+                f"Summary: {self.summary()}", f"Multiplicity: {self.multiplicity_text()}"]
 
     def markdown(self, records: list[dict[str, Any]]) -> str:
         lines = ["# attnverify verification report", ""]
         lines += [f"- {line}" for line in self._header_lines()] + [""]
         for kind, group in _by_kind(records):
             lines += [f"## {KIND_TITLES[kind]}", "",
-                      "| claim | paper | verdict | theory | measured [95% CI] | tolerance |",
-                      "|---|---|---|---|---|---|"]
+                      "| claim | paper | verdict | reason | p (Holm) | theory | measured [95% CI] "
+                      "| protocol |",
+                      "|---|---|---|---|---|---|---|---|"]
             for r in group:
                 lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
-                             f"**{r['verdict']}** | {_md_cell(fmt(r['theory']))} | "
+                             f"**{r['verdict']}** | {r['reason']} | {p_text(r)} | "
+                             f"{_md_cell(fmt(r['theory']))} | "
                              f"{_md_cell(measured_text(r['empirical']))} | "
-                             f"{_md_cell(tolerance_text(r['tolerance']))} |")
+                             f"`{r['protocol_hash']}` |")
             lines.append("")
         lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
-                      f"*{KIND_NAMES[r['kind']]}.* **Verdict: {r['verdict']}.** "
-                      f"{r['explanation']}", ""]
+                      f"*{KIND_NAMES[r['kind']]}.* **Verdict: {r['verdict']}** "
+                      f"({r['reason']}). {r['explanation']}", ""]
             if r["scale_note"]:
                 lines += [f"*Scale: {r['scale_note']}.*", ""]
+            lines += [f"- {label}: {text}" for label, text in protocol_items(r)]
             lines += [f"- Statistic: {r['statistic']}",
                       f"- Tolerance: {tolerance_text(r['tolerance'])}. "
                       f"Why: {r['tolerance'].get('why', '')}",
@@ -209,13 +246,14 @@ class Report:
         e = html.escape
         tables = "".join(
             f"<h2>{e(KIND_TITLES[kind])}</h2><table id='verdicts-{kind}'><thead><tr>"
-            f"<th>claim</th><th>paper</th><th>verdict</th><th>theory</th>"
-            f"<th>measured [95% CI]</th><th>tolerance</th></tr></thead><tbody>"
+            f"<th>claim</th><th>paper</th><th>verdict</th><th>reason</th><th>p (Holm)</th>"
+            f"<th>theory</th><th>measured [95% CI]</th><th>protocol</th></tr></thead><tbody>"
             + "".join(
                 f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
                 f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
+                f"<td>{e(r['reason'])}</td><td>{e(p_text(r))}</td>"
                 f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
-                f"<td>{e(tolerance_text(r['tolerance']))}</td></tr>" for r in group)
+                f"<td><code>{e(r['protocol_hash'])}</code></td></tr>" for r in group)
             + "</tbody></table>" for kind, group in _by_kind(records))
         sections = []
         for r in records:
@@ -229,7 +267,12 @@ class Report:
             sections.append(
                 f"<section id='{e(r['id'])}'><h2>{e(r['id'])} {_badge(r['verdict'])}</h2>"
                 f"<blockquote>{e(r['statement'])}</blockquote>"
-                f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> {e(r['explanation'])}</p>{scale}<ul>"
+                f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> <b>Reason: {e(r['reason'])}.</b> "
+                f"{e(r['explanation'])}</p>{scale}"
+                f"<details><summary>Protocol <code>{e(r['protocol_hash'])}</code></summary><ul>"
+                + "".join(f"<li><b>{e(label)}:</b> {e(text)}</li>"
+                          for label, text in protocol_items(r)[1:])
+                + "</ul></details><ul>"
                 f"<li><b>Statistic:</b> {e(r['statistic'])}</li>"
                 f"<li><b>Tolerance:</b> {e(tolerance_text(r['tolerance']))}. "
                 f"<b>Why:</b> {e(str(r['tolerance'].get('why', '')))}</li>"
@@ -258,6 +301,37 @@ section {{ margin-top: 2.5rem; }}
 {''.join(sections)}
 </body></html>
 """
+
+
+def p_text(record: dict[str, Any]) -> str:
+    """The primary p-value toward H1 and, for a paper claim, its Holm-adjusted value."""
+    if record.get("p_value") is None:
+        return "—"
+    text = f"{record['p_value']:.3g}"
+    if record.get("adjusted_p"):
+        text += f" ({record['adjusted_p']['holm']:.3g})"
+    return text
+
+
+def protocol_items(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """The claim's protocol as (label, text) pairs for the report's claim section."""
+    p = record["protocol"]
+    rates = (f"alpha {fmt(p['alpha'])} for confirmed, beta {fmt(p['beta'])} for refuted"
+             + (f" ({p['error_rates']})" if p["error_rates"] else ""))
+    seeds = "; ".join(f"{b['use']} from seed {b['start']}" + (f" ({b['note']})" if b["note"]
+                                                               else "")
+                      for b in p["seeds"]) or "none (no training)"
+    items = [("Protocol", f"`{record['protocol_hash']}`, frozen {p['frozen']}"),
+             ("Endpoint", f"{p['endpoint']} (unit: {p['unit']}; read-out: {p['readout']})"),
+             ("Hypotheses", f"H0: {p['h0']}; H1: {p['h1']}"),
+             ("Test", p["test"]), ("Confirmed when", p["confirm"]),
+             ("Refuted when", p["refute"]), ("Error rates", rates),
+             ("Testable when", p["precondition"] or "no precondition is checked"),
+             ("Secondary (never decide)", "; ".join(p["secondary"]) or "none"),
+             ("Seeds", seeds)]
+    if p["weaknesses"]:
+        items.append(("Known weaknesses", "; ".join(p["weaknesses"])))
+    return items
 
 
 def _by_kind(records: list[dict[str, Any]]) -> list[tuple[ClaimKind, list[dict[str, Any]]]]:

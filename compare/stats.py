@@ -168,7 +168,9 @@ def compare_groups(steps_a: Sequence[int | None], steps_b: Sequence[int | None],
     def logrank(alternative: str) -> float:
         if ok[0] + ok[1] == 0:  # no event: the times say nothing
             return 1.0
-        return float(stats.logrank(data[0], data[1], alternative=alternative).pvalue)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = float(stats.logrank(data[0], data[1], alternative=alternative).pvalue)
+        return 1.0 if np.isnan(p) else p  # no variance (every run learns at one step)
 
     return GroupComparison(
         successes=(ok[0], ok[1]), n=(n[0], n[1]),

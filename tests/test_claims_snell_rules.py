@@ -16,12 +16,10 @@ from attnverify.compare.claims.snell import (
     PermutationSaddle,
     Stage1BowOptimum,
 )
-from attnverify.compare.claims.snell.common import (
-    compare_groups,
-    every_seed_verdict,
-    group_test_text,
-    group_verdict,
-)
+from attnverify.compare.claims.snell.common import every_seed_verdict
+from attnverify.compare.decision import count_test, decide, time_test
+from attnverify.compare.protocol import Reason
+from attnverify.compare.stats import compare_groups
 from attnverify.empirics import RunResult
 
 
@@ -40,27 +38,33 @@ def test_every_seed_rule(k, n, verdict):
     assert every_seed_verdict(k, n)[0] is verdict
 
 
-def test_group_rule():
+def test_group_comparison_directions():
+    """compare_groups: Fisher on counts and log-rank on censored times, each one-sided both
+    ways; a group that never learns is worse on both."""
     worse = compare_groups([None] * 8, [50] * 8, budget=100)
-    assert group_verdict(worse) is Verdict.CONFIRMED
+    assert worse.fisher_p_a_worse < 0.025 and worse.logrank_p_a_slower < 0.025
+    assert worse.median_steps == (None, 50.0)
     better = compare_groups([50] * 8, [None] * 8, budget=100)
-    assert group_verdict(better) is Verdict.REFUTED
-    same = compare_groups([50, None] * 4, [50, None] * 4, budget=100)
-    assert group_verdict(same) is Verdict.INCONCLUSIVE
+    assert better.fisher_p_a_better < 0.025 and better.logrank_p_a_faster < 0.025
     slower = compare_groups([90, 95, 80, 85, 90, 99, 88, 92], [10, 20, 15, 12, 18, 11, 14, 16],
                             budget=100)
-    assert slower["fisher_p_a_worse"] == 1.0 and group_verdict(slower) is Verdict.CONFIRMED
+    assert slower.fisher_p_a_worse == 1.0 and slower.logrank_p_a_slower < 0.025
+    nothing = compare_groups([None] * 4, [None] * 4, budget=100)
+    assert nothing.logrank_p_a_slower == 1.0 == nothing.logrank_p_a_faster
 
 
-def test_group_text_names_tests_that_disagree():
-    """A fails more often (Fisher) yet its successes come first (Mann-Whitney): both
-    directions are significant, the verdict follows 'worse' and the text says so."""
+def test_opposite_tests_give_conflicting_evidence():
+    """A fails more often (Fisher) yet its successes come first (log-rank): two tests at the
+    protocol's level point opposite ways, so the verdict is inconclusive, whichever decides."""
     mixed = compare_groups([10] * 30 + [None] * 10, [65] * 40, budget=100)
-    assert mixed["fisher_p_a_worse"] < 0.025 and mixed["mannwhitney_p_a_faster"] < 0.025
-    assert group_verdict(mixed) is Verdict.CONFIRMED
-    assert "opposite directions" in group_test_text(mixed, "A")
+    assert mixed.fisher_p_a_worse < 0.025 and mixed.logrank_p_a_faster < 0.025
+    for primary, secondary in ((count_test(mixed), time_test(mixed)),
+                               (time_test(mixed), count_test(mixed))):
+        d = decide(primary, 0.025, [secondary])
+        assert d.verdict is Verdict.INCONCLUSIVE and d.reason is Reason.CONFLICTING
     one_way = compare_groups([None] * 8, [50] * 8, budget=100)
-    assert "opposite directions" not in group_test_text(one_way, "A")
+    d = decide(time_test(one_way), 0.025, [count_test(one_way)])
+    assert d.verdict is Verdict.CONFIRMED and d.reason is Reason.DECIDED
 
 
 def test_permutation_is_hard_reads_both_groups():
@@ -77,12 +81,12 @@ def test_permutation_is_hard_reads_both_groups():
     swapped = [fake(s, **(learn if s.task.distribution == "permutation" else fail))
                for s in specs]
     assert claim.assess(params, swapped).verdict is Verdict.REFUTED
-    assert "None of the four" not in claim.assess(params, swapped).explanation
+    assert all(s.seed >= 100 for s in specs)  # the fresh decision block
     # everything learns at the same step: no difference either way, and the report says so
     same = [fake(s, **learn) for s in specs]
     a = claim.assess(params, same)
-    assert a.verdict is Verdict.INCONCLUSIVE
-    assert "None of the four one-sided p-values is below 0.025" in a.explanation
+    assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.BUDGET_REACHED
+    assert "decides neither way" in a.explanation
 
 
 def test_ktiw_precedes_attention_rule():
@@ -102,8 +106,8 @@ def test_ktiw_precedes_attention_rule():
     lag = {"ktiw_acc": [0.0, 0.0, 0.6, 1, 1, 1], "attn_acc": [0.0, 0.6, 1, 1, 1, 1]}
     assert claim.assess(params, [fake(s, **lag) for s in specs]).verdict is Verdict.REFUTED
     # seeds whose attention is never learned do not count either way
-    assert claim.assess(params, [fake(s, **never) for s in specs]).verdict is \
-        Verdict.INCONCLUSIVE
+    none = claim.assess(params, [fake(s, **never) for s in specs])
+    assert none.verdict is Verdict.INCONCLUSIVE and none.reason is Reason.NOT_TESTABLE
 
 
 def test_uniform_attention_claims_rules():
@@ -261,13 +265,45 @@ def test_the_kappa_sweep_follows_l_in_the_parameter_space():
 
 
 def test_multihead_rule_uses_accuracy_only():
+    """8 heads learn the task with no single well-aligned head and 1 head never learns:
+    confirmed on success counts, once the calibration runs show the single head failing."""
     from attnverify.compare.claims.snell import MultiheadRescuesPermutations
 
     claim = MultiheadRescuesPermutations()
     params = {**claim.params("smoke"), "seeds": 6}
-    specs = claim.specs(params)
-    # 8 heads learn the task with no single well-aligned head; 1 head never learns
     fail = {"acc": [0.1, 0.5], "attn_acc": [0.0, 0.0]}
     learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
-    results = [fake(s, **(fail if s.model.heads == 1 else learn)) for s in specs]
-    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    calibration = [fake(s, **fail) for s in claim.specs(params)]
+    decision = claim.followup(params, calibration)
+    assert {s.seed for s in decision} == set(range(100, 106))
+    assert claim.followup(params, calibration + [fake(s, **fail) for s in decision]) == []
+    results = calibration + [fake(s, **(fail if s.model.heads == 1 else learn))
+                             for s in decision]
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.CONFIRMED and a.p_value < 0.025
+
+
+def test_multihead_is_not_testable_where_one_head_learns():
+    """The precondition: a single head that learns in every calibration run leaves nothing to
+    rescue; no decision run is trained and the verdict says why."""
+    from attnverify.compare.claims.snell import MultiheadRescuesPermutations
+
+    claim = MultiheadRescuesPermutations()
+    params = claim.params("smoke")
+    learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
+    calibration = [fake(s, **learn) for s in claim.specs(params)]
+    assert claim.followup(params, calibration) == []
+    a = claim.assess(params, calibration)
+    assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
+    assert "nothing for more heads to rescue" in a.explanation or "rescue" in a.explanation
+
+
+def test_multihead_refutes_only_the_smallest_rescue():
+    """Equal success counts at 12 seeds per arm reject a gain of 0.3 at beta = 0.10; the
+    speed alone never decides."""
+    from attnverify.compare.claims.snell.multihead_decision import rescue_decision
+
+    d, _ = rescue_decision([50] * 6 + [None] * 6, [400] * 6 + [None] * 6, budget=500)
+    assert d.verdict is Verdict.REFUTED and d.reason is Reason.DECIDED
+    d, _ = rescue_decision([50] * 4, [400] * 4, budget=500)  # faster, not more often
+    assert d.verdict is Verdict.INCONCLUSIVE

@@ -19,7 +19,13 @@ from attnverify.compare.claims.bao.common import (
     scores_at,
     z_bound,
 )
+from attnverify.compare.claims.bao.protocols import (
+    ANTRP_VARIANT_DISAGREES,
+    PROPAGATION_PROBABILITY,
+    SCORE_MOMENTS,
+)
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import max_abs_z
 from attnverify.empirics import RunResult
@@ -50,6 +56,7 @@ class ScoreMoments(Claim):
     """
 
     id = "bao.score_moments"
+    protocol = SCORE_MOMENTS
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -82,6 +89,7 @@ class ScoreMoments(Claim):
         agrees = all(r["max_z_mu"] <= bound and r["max_z_v"] <= bound for r in rows)
         naive_rejected = any(r.get("naive_max_z_v", 0) > bound for r in rows)
         worst = max(rows, key=lambda r: max(r["max_z_mu"], r["max_z_v"]))
+        reason = None
         if not agrees:
             verdict = Verdict.REFUTED
             z_worst = max(worst["max_z_mu"], worst["max_z_v"])
@@ -89,7 +97,7 @@ class ScoreMoments(Claim):
                    f"d={worst['d']} T={worst['T']} mean={worst['eig_mean']} "
                    f"std={worst['eig_std']} ({'symmetric' if worst['symmetric'] else 'general'} W)")
         elif not naive_rejected:
-            verdict = Verdict.INCONCLUSIVE
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
             why = ("the derived moments pass, but so does the naive tr W^2 variance: the sample "
                    "is too small to tell the formulas apart")
         else:
@@ -109,6 +117,7 @@ class ScoreMoments(Claim):
                               f"{FAMILY_ALPHA}"},
             explanation=why,
             details={"points": rows},
+            reason=reason,
         )
 
 
@@ -124,6 +133,7 @@ class PropagationProbability(Claim):
     """
 
     id = "bao.propagation_probability"
+    protocol = PROPAGATION_PROBABILITY
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -238,6 +248,7 @@ class AntrpVariantDisagrees(Claim):
     """
 
     id = "bao.antrp_variant_disagrees"
+    protocol = ANTRP_VARIANT_DISAGREES
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -288,6 +299,7 @@ class AntrpVariantDisagrees(Claim):
         else:
             verdict, why = Verdict.INCONCLUSIVE, ("ANTRP is rejected, but so is the derived "
                                                   "variance: the reference itself is in doubt")
+        reason = Reason.NOT_TESTABLE if verdict is Verdict.INCONCLUSIVE else None
         return Assessment(
             verdict=verdict,
             theory="v_ANTRP / v_derived in [1/d, 13.5/d] (bao2024.md §3.3 item 3)",
@@ -298,4 +310,5 @@ class AntrpVariantDisagrees(Claim):
             tolerance={"max_abs_z": bound, "why": "the z-test of bao.score_moments"},
             explanation=why,
             details={"points": rows},
+            reason=reason,
         )

@@ -24,8 +24,16 @@ from attnverify.compare.claims.bao.common import (
     qk_matrix,
     scores_at,
 )
+from attnverify.compare.claims.bao.protocols import (
+    ENTROPY_MONOTONE_IN_VARIANCE,
+    LARGE_VARIANCE_VANISHES,
+    RANK_COLLAPSE_AT_UNIFORM,
+    SMALL_VARIANCE_LOCALIZES,
+    ZERO_MEAN_NO_SELECTIVITY,
+)
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z, mean_and_se, normal_ci
 from attnverify.empirics import RunResult, rank_collapse
@@ -53,6 +61,7 @@ class ZeroMeanNoSelectivity(Claim):
     """
 
     id = "bao.zero_mean_no_selectivity"
+    protocol = ZERO_MEAN_NO_SELECTIVITY
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -89,12 +98,13 @@ class ZeroMeanNoSelectivity(Claim):
                    for r in rows)
         power = all(r["contrast_participation_ratio"] < UNIFORM for r in rows)
         lowest = min(r["mc_participation_ratio"] for r in rows)
+        reason = None
         if not (exact and flat):
             verdict = Verdict.REFUTED
             why = (f"a zero-mean profile is not flat: min Monte Carlo N_eff/T = {lowest:.3f} "
                    f"(< {UNIFORM}) or the exact identities fail")
         elif not power:
-            verdict = Verdict.INCONCLUSIVE
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
             why = "flat at zero mean, but also flat at the contrast mean: no power"
         else:
             verdict = Verdict.CONFIRMED
@@ -110,7 +120,7 @@ class ZeroMeanNoSelectivity(Claim):
                        f"T = {T}, stds {list(params['stds'])}. {TOKEN_MODEL}"),
             tolerance={"N_eff/T": f">= {UNIFORM}",
                        "why": "the regime classifier's uniform threshold (ours, theory.bao)"},
-            explanation=why, details={"points": rows})
+            explanation=why, details={"points": rows}, reason=reason)
 
 
 class LargeVarianceVanishes(Claim):
@@ -124,6 +134,7 @@ class LargeVarianceVanishes(Claim):
     """
 
     id = "bao.large_variance_vanishes"
+    protocol = LARGE_VARIANCE_VANISHES
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -183,6 +194,7 @@ class SmallVarianceLocalizes(Claim):
     """
 
     id = "bao.small_variance_localizes"
+    protocol = SMALL_VARIANCE_LOCALIZES
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -252,7 +264,8 @@ class SmallVarianceLocalizes(Claim):
             tolerance={"inside": ">= 0.95", "outside": "<= 0.05", "delta": "4 max sqrt(v_t)",
                        "why": "bao2024.md §8.2 item 5; 4 SE absorbs sampling noise"},
             explanation=why, details={"cases": rows},
-            figures={"phase_map": self._phase_map(T)})
+            figures={"phase_map": self._phase_map(T)},
+            reason=None if valid else Reason.NOT_TESTABLE)
 
     @staticmethod
     def _phase_map(T: int, d: int = 64):
@@ -302,6 +315,7 @@ class EntropyMonotoneInVariance(Claim):
     """
 
     id = "bao.entropy_monotone_in_variance"
+    protocol = ENTROPY_MONOTONE_IN_VARIANCE
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"
@@ -395,6 +409,7 @@ class RankCollapseAtUniform(Claim):
     """
 
     id = "bao.rank_collapse_at_uniform"
+    protocol = RANK_COLLAPSE_AT_UNIFORM
     kind = ClaimKind.DERIVATION
     code_version = 1
     paper = "bao"

@@ -16,7 +16,12 @@ import numpy as np
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.bao.protocols import (
+    LOCATER_EFFECT,
+    TRAINED_SPECTRUM_PREDICTS_LOCALIZATION,
+)
 from attnverify.compare.plotting import PALETTE, new_figure, seed_band
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import (
@@ -102,6 +107,7 @@ class LocaterEffect(_LMClaim):
     """
 
     id = "bao.locater_effect"
+    protocol = LOCATER_EFFECT
     kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Training with LocAteR lowers eigen-variance, raises attention entropy and does "
@@ -143,6 +149,8 @@ class LocaterEffect(_LMClaim):
         lam = PRIMARY_LAMBDA if PRIMARY_LAMBDA in table else max(table)
         primary = table[lam]
         verdict, why = status[lam]
+        # fewer than two finished pairs give unbounded intervals: nothing can be decided
+        untestable = verdict is Verdict.INCONCLUSIVE and primary["pairs"] < 2
         why = (f"at coefficient {lam} over {primary['pairs']} paired seeds, {why}: eigen-variance "
                f"{primary['eig_var']['mean_diff']:+.3g}, normalised entropy "
                f"{primary['attn_entropy_norm']['mean_diff']:+.3g}, validation loss "
@@ -170,7 +178,8 @@ class LocaterEffect(_LMClaim):
                               "PRIMARY_LAMBDA)"},
             explanation=why, n_seeds=params["seeds"],
             details={"by_lambda": {str(k): v for k, v in table.items()}, "base_loss": base_loss},
-            figures={"locater_curves": self._figure(groups)})
+            figures={"locater_curves": self._figure(groups)},
+            reason=Reason.NOT_TESTABLE if untestable else None)
 
     @staticmethod
     def _status(row: dict[str, Any], margin: float) -> tuple[Verdict, str]:
@@ -228,6 +237,7 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
     """
 
     id = "bao.trained_spectrum_predicts_localization"
+    protocol = TRAINED_SPECTRUM_PREDICTS_LOCALIZATION
     kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Across trained models, eigen-variance and attention entropy relate with the "
@@ -255,7 +265,8 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
                 verdict=Verdict.INCONCLUSIVE, theory="negative",
                 empirical={"value": float("nan"), "at": "no coefficient with 3 finished runs"},
                 statistic="within-coefficient Spearman", tolerance={},
-                explanation="fewer than three finished runs per coefficient", n_seeds=0)
+                explanation="fewer than three finished runs per coefficient", n_seeds=0,
+                reason=Reason.NOT_TESTABLE)
         observed = statistic([e for _, _, e in strata])
         rng = np.random.default_rng(0)
         null = np.array([statistic([rng.permutation(e) for _, _, e in strata])
@@ -287,7 +298,8 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
             details={"within_lambda_spearman": within, "pooled_spearman": pooled,
                      "p_negative": p_negative, "p_positive": p_positive,
                      "diverged": len(results) - n_runs},
-            figures={"spectrum_vs_entropy": self._figure(params, results)})
+            figures={"spectrum_vs_entropy": self._figure(params, results)},
+            p_value=p_negative)
 
     @staticmethod
     def _figure(params: dict[str, Any], results: Sequence[RunResult]):

@@ -4,6 +4,7 @@ information-flow game, and a transformer with written-down weights against both.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,6 +13,7 @@ from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
 from attnverify.theory.musat import construction
@@ -19,6 +21,28 @@ from attnverify.theory.musat import construction
 RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
                   "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "
                   "as the information-flow game of §2.2.")
+FROZEN = "2026-11-25"
+"""The date the Mușat claims' protocols were fixed."""
+
+GAME_PROTOCOL = replace(
+    derivation_protocol(
+        endpoint=("mismatches between the closed forms (min_layers(D): smallest t with "
+                  "3^t >= 2D; the refined 3^t >= 4D - 1 and 3^t >= 4D + 1) and the "
+                  "information-flow game of Assumption 1"),
+        unit="exact computation (integers), one per D and simulator",
+        test=("exact equality at every D: the game on sets (with a distractor chain) against "
+              "all three forms for D = 1..d_sets (20, 60, 200 by profile), the game on "
+              "intervals against min_layers(D) only for D = 1..d_intervals (500, 3000, 10000)"),
+        frozen=FROZEN,
+        secondary=("the bound curves and game values (figure)",)),
+    confirm="no mismatch at any D tested (tolerance 0: integers)",
+    refute="a mismatch at any one D, in either simulator",
+    weaknesses=(
+        "the closed forms and the game are both this project's reconstruction of Assumption 1 "
+        "(the paper's body was not available): agreement checks our code, not the paper's "
+        "proof",
+        "the refined forms are checked only by the game on sets, up to d_sets; the game on "
+        "intervals checks the paper's form only"))
 
 
 class DepthBoundClosedForm(Claim):
@@ -34,6 +58,7 @@ class DepthBoundClosedForm(Claim):
 
     id = "musat.depth_bound_closed_form"
     kind = ClaimKind.DERIVATION
+    protocol = GAME_PROTOCOL
     code_version = 1
     paper = "musat"
     statement = ("The closed form t >= log_3(2D) equals the information-flow simulator of "
@@ -114,6 +139,34 @@ class DepthBoundClosedForm(Claim):
         return fig
 
 
+CONSTRUCTION_PROTOCOL = replace(
+    derivation_protocol(
+        endpoint=("per D, the fewest layers with which the written-down transformer answers "
+                  "every sampled instance, against the refined bound 3^t >= 4D + 1 (the answer "
+                  "read at a separate query token)"),
+        unit=("exact computation: hard-attention forward passes (2 heads per layer) on random "
+              "instances, 3, 4, 10 per D by profile, K = 2, 3, 3 chains, generator seed 0"),
+        test=("per D, the fewest t in 0..refined + 1 answering every instance, compared exactly "
+              "with the refined count"),
+        frozen=FROZEN,
+        secondary=("the D where the refined count exceeds min_layers(D) (the gap, reported as "
+                   "a finding)", "the fraction of D solved with exactly the refined count")),
+    confirm=("at every D tested (1..5, 1..13, 1..21 by profile) the fewest layers equal the "
+             "refined count exactly"),
+    refute=("at some D the fewest layers differ from the refined count: fewer than "
+            "min_layers(D) (Theorem 1 contradicted), between min_layers(D) and the refined "
+            "count (our game contradicted), more, or no t up to refined + 1 answers every "
+            "instance"),
+    weaknesses=(
+        "'solves every instance' is checked on 3 to 10 random instances per D from one "
+        "generator seed, not proved for every instance",
+        "the construction, the refined bound and the game are this project's reconstruction "
+        "[R]: a match shows our construction is tight for our game, not the paper's "
+        "construction (unavailable)",
+        "hard attention with weights written down: it shows the bound is attainable, not what "
+        "trained softmax models learn"))
+
+
 class ConstructionMeetsBound(Claim):
     """``musat.construction_meets_bound``: the written-down transformer of
     :mod:`theory.musat.construction` solves random instances exactly with the number of layers
@@ -130,6 +183,7 @@ class ConstructionMeetsBound(Claim):
 
     id = "musat.construction_meets_bound"
     kind = ClaimKind.DERIVATION
+    protocol = CONSTRUCTION_PROTOCOL
     code_version = 1
     paper = "musat"
     statement = ("An explicit transformer construction solves random instances exactly with the "

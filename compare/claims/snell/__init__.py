@@ -6,10 +6,10 @@ from attnverify.compare.claims.snell.copying import (
     KappaPredictsLearningSpeed,
     KtiwPrecedesAttention,
     PermutationIsHard,
-    SubsetLearnedEverySeed,
 )
 from attnverify.compare.claims.snell.initialisation import UniformAttentionAtInit
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
+from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
 from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
 from attnverify.compare.claims.snell.uniform_attention import (
     KtiwLearnedUnderUniformAttention,

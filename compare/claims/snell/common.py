@@ -1,13 +1,11 @@
 """What the Snell claims share: the copying configurations of each profile (so that claims
-reading the same runs share them through the cache), the success criterion, and the two
-decision rules used by several claims."""
+reading the same runs share them through the cache), the success criterion, and the
+"every seed" decision rule used by several claims (group comparisons are
+:func:`attnverify.compare.stats.compare_groups`)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
-from scipy import stats
 
 from attnverify.compare.claim import Verdict
 from attnverify.compare.space import Dimension
@@ -27,6 +25,14 @@ COPYING: dict[str, dict[str, Any]] = {
              "eval_every": 10, "eval_size": 50, "seeds": 20},
 }
 
+DECISION_SEEDS = 100
+"""The first seed of the fresh decision blocks of the Snell claims whose protocols were frozen
+on 2026-11-25 (docs/methodology.md): their rules were developed on seeds 0 to 19, whose runs
+stay on record and decide nothing for these claims."""
+CALIBRATION_SEEDS = 200
+"""The first seed of the Snell calibration blocks (choosing a configuration, measuring a
+testability precondition); disjoint from the decision and development seeds."""
+
 SUCCESS = {"acc": 0.95, "attn_acc_best_offset": 0.9}
 """A seed has learned to copy when, at one evaluation, teacher-forced token accuracy >= 0.95
 (the official threshold, multihead.py ``can_learn``, read inclusively) and its attention is
@@ -43,7 +49,8 @@ success exactly as the official outputs do; see its claim)."""
 
 def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,
               **model: Any) -> RunSpec:
-    """A copying run at the scale of ``params`` (a COPYING entry, possibly overridden)."""
+    """A copying run at the scale of ``params`` (a COPYING entry, possibly overridden) with
+    training seed ``seed``."""
     return RunSpec(task=CopyTask(distribution, vocab, params["L"]),
                    model=Seq2SeqConfig(hidden=params["hidden"], **model),
                    steps=params["steps"], batch_size=params["batch_size"],
@@ -88,68 +95,3 @@ def every_seed_verdict(k: int, n: int, rate: float = 0.9) -> tuple[Verdict, str]
         return Verdict.CONFIRMED, f"{text}: every seed, and the lower bound excludes a minority"
     return Verdict.INCONCLUSIVE, f"{text}: p >= {rate} is not rejected, but not every seed " \
                                  f"holds or the seeds are too few for a lower bound above 0.5"
-
-
-def compare_groups(steps_a: list[int | None], steps_b: list[int | None],
-                   budget: int) -> dict[str, Any]:
-    """Is group A (e.g. permutations) learned less often or later than group B (e.g. subset)?
-
-    Two one-sided tests, each at 0.025 (Bonferroni over the pair): Fisher's exact test on the
-    success counts, and the Mann-Whitney U test on steps-to-success with failures ranked
-    after every success (censored at the budget). Returns p-values in both directions.
-    """
-    def times(steps: list[int | None]) -> np.ndarray:
-        return np.array([budget + 1 if s is None else s for s in steps], dtype=float)
-
-    ok_a = sum(s is not None for s in steps_a)
-    ok_b = sum(s is not None for s in steps_b)
-    table = [[ok_a, len(steps_a) - ok_a], [ok_b, len(steps_b) - ok_b]]
-    ta, tb = times(steps_a), times(steps_b)
-    same = np.all(ta == ta[0]) and np.all(tb == ta[0])
-
-    def mw(alternative: str) -> float:
-        return 1.0 if same else float(stats.mannwhitneyu(ta, tb, alternative=alternative).pvalue)
-
-    return {
-        "successes": [ok_a, ok_b], "n": [len(steps_a), len(steps_b)],
-        "median_steps": [float(np.median(ta)), float(np.median(tb))],
-        "fisher_p_a_worse": float(stats.fisher_exact(table, alternative="less").pvalue),
-        "fisher_p_a_better": float(stats.fisher_exact(table, alternative="greater").pvalue),
-        "mannwhitney_p_a_slower": mw("greater"),
-        "mannwhitney_p_a_faster": mw("less"),
-    }
-
-
-def group_test_text(cmp: dict[str, Any], subject: str, alpha: float = 0.025) -> str:
-    """The four one-sided p-values of :func:`compare_groups` for the explanation, and why
-    :func:`group_verdict` is inconclusive when it is."""
-    text = (f"One-sided p ({subject} worse): Fisher {cmp['fisher_p_a_worse']:.3g}, Mann-Whitney "
-            f"{cmp['mannwhitney_p_a_slower']:.3g}; ({subject} better): Fisher "
-            f"{cmp['fisher_p_a_better']:.3g}, Mann-Whitney {cmp['mannwhitney_p_a_faster']:.3g}.")
-    if group_verdict(cmp, alpha) is Verdict.INCONCLUSIVE:
-        text += (f" None of the four one-sided p-values is below {alpha} (each test's level, "
-                 f"Bonferroni over Fisher and Mann-Whitney): no significant difference either "
-                 f"way.")
-    worse, better = _significant_directions(cmp, alpha)
-    if worse and better:
-        text += (f" The tests point in opposite directions (each below {alpha}): {subject} "
-                 f"is worse by one and better by the other. The verdict follows the "
-                 f"'worse' direction, which is checked first.")
-    return text
-
-
-def group_verdict(cmp: dict[str, Any], alpha: float = 0.025) -> Verdict:
-    """Confirmed when A is significantly worse (fewer successes or slower); refuted when A is
-    significantly better; inconclusive otherwise."""
-    worse, better = _significant_directions(cmp, alpha)
-    if worse:
-        return Verdict.CONFIRMED
-    if better:
-        return Verdict.REFUTED
-    return Verdict.INCONCLUSIVE
-
-
-def _significant_directions(cmp: dict[str, Any], alpha: float) -> tuple[bool, bool]:
-    """(A significantly worse, A significantly better) by either test of :func:`compare_groups`."""
-    return (min(cmp["fisher_p_a_worse"], cmp["mannwhitney_p_a_slower"]) < alpha,
-            min(cmp["fisher_p_a_better"], cmp["mannwhitney_p_a_faster"]) < alpha)

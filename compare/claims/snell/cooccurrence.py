@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
 from attnverify.empirics import CopyTask, RunResult, estimate_cooccurrence
@@ -25,6 +27,27 @@ def cooccurrence_max_z(matrix: np.ndarray, matrix_se: np.ndarray, c_theory: np.n
     """
     tested = n_sequences * c_theory >= min_expected
     return max_abs_z(matrix[tested], matrix_se[tested], c_theory[tested]), int(tested.sum())
+
+
+KAPPA_CLOSED_FORM_PROTOCOL = replace(
+    derivation_protocol(
+        endpoint="kappa(V, L) and the co-occurrence matrix C[i, o] of the copying data "
+                 "generator against their closed forms, at each (distribution, V, L) point",
+        unit="Monte Carlo statistic: n_sequences sequences per point from the real data "
+             "generator (seed + point index)",
+        test="per point: |kappa estimate - closed form| <= 4 SE + 1e-12 (exact for "
+             "permutations, SE 0); max |z| of C over the entries expected >= 50 times <= a "
+             "Bonferroni bound at family-wise 1e-3 over all V^2 entries of all points",
+        frozen="2026-11-25",
+        secondary=("the first point's kappa estimate with its 95% normal interval (headline)",
+                   "the number of entries of C z-tested per point")),
+    weaknesses=(
+        "One fixed Monte Carlo draw (seed 0 + point index): a rerun repeats it, not redraws.",
+        "The 4-SE kappa tolerance is per point (about 6e-5 false alarms each under "
+        "normality), not adjusted over the points.",
+        "Bonferroni over every entry of every point (about 32,000 at quick and full): a bias "
+        "confined to a few entries must exceed about 5.5 SE to show.",
+        "kappa is estimated from the fixed pairs (i, i + 1 mod V) only."))
 
 
 class KappaClosedForm(Claim):
@@ -46,6 +69,7 @@ class KappaClosedForm(Claim):
 
     id = "snell.kappa_closed_form"
     kind = ClaimKind.DERIVATION
+    protocol = KAPPA_CLOSED_FORM_PROTOCOL
     code_version = 1
     paper = "snell"
     statement = ("The stage-1 KTIW signal kappa(V, L) = (V - L)/(V(V - 1)) (0 for permutations, "

@@ -6,6 +6,7 @@ claim's docstring gives the reasoning."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,22 +16,32 @@ from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING,
+    DECISION_SEEDS,
     LENGTH_SPACE,
     PAPER_COPYING,
     SUCCESS,
-    compare_groups,
     copy_spec,
     every_seed_verdict,
-    group_test_text,
-    group_verdict,
     scale_text,
     success_steps,
 )
+from attnverify.compare.claims.snell.copying_protocols import (
+    KAPPA_SPEED,
+    KTIW_PRECEDES,
+    PERMUTATION_IS_HARD,
+)
+from attnverify.compare.decision import count_test, decide, time_test
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci
+from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
 
+ALPHA = 0.025
+MIN_QUALIFYING = 6
+"""The fewest qualifying seeds with which ``every_seed_verdict`` can confirm (lower bound of
+n/n above 0.5)."""
+"""One-sided level of the copying comparisons' primary tests."""
 SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and aligned attention (argmax at t or t +- 1) "
                 f">= {SUCCESS['attn_acc_best_offset']} at one evaluation")
 
@@ -60,70 +71,26 @@ def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str]
     return fig
 
 
-class SubsetLearnedEverySeed(Claim):
-    """``snell.subset_learned_every_seed`` (P4, easy half): the subset distribution (L distinct
-    of V > L) is learned by every seed ([BLOG]: "successfully learns this copying function
-    every time").
-
-    Success of a seed: ``SUCCESS`` (token acc >= 0.95 and aligned attention >= 0.9 at one
-    evaluation). "Every time" is read as a per-seed success probability p >= 0.9, decided by
-    the exact 95% Clopper-Pearson interval (``every_seed_verdict``): refuted when its upper bound
-    is below 0.9; confirmed when every seed succeeds and the lower bound exceeds 0.5; otherwise
-    inconclusive. The 12 seeds of ``quick`` confirm only with 12/12; the 3 seeds of ``smoke``
-    can never confirm (wiring only).
-    """
-
-    id = "snell.subset_learned_every_seed"
-    kind = ClaimKind.PAPER
-    code_version = 1
-    paper = "snell"
-    statement = ("The easy copying distribution (L distinct tokens of V > L, random order) is "
-                 "learned by every seed within the step budget.")
-    paper_scale = PAPER_COPYING
-    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
-    defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
-
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return [copy_spec(params, "subset", params["subset_V"], seed)
-                for seed in range(params["seeds"])]
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        steps = success_steps(list(results))
-        n, k = len(results), sum(s is not None for s in steps)
-        verdict, why = every_seed_verdict(k, n)
-        learned = [s for s in steps if s is not None]
-        return Assessment(
-            verdict=verdict, theory=1.0,
-            empirical={"value": k / n, "ci": list(binomial_ci(k, n)), "confidence": 0.95,
-                       "quantity": "fraction of seeds that learn",
-                       "median_steps_to_success": float(np.median(learned)) if learned else None},
-            statistic=f"seeds reaching {SUCCESS_TEXT} (subset V={params['subset_V']}, "
-                      f"{scale_text(params)})",
-            tolerance={"success_rate_claimed": 0.9,
-                       "why": "'every time' read as p >= 0.9; exact binomial (Clopper-Pearson) "
-                              "95% interval over seeds decides"},
-            explanation=why, n_seeds=n,
-            details={"steps_to_success": steps, "successes": k},
-            figures={"subset_curves": curves_figure(
-                {f"subset {params['L']} of {params['subset_V']}": results},
-                ["acc", "attn_acc"], f"Subset copying, {n} seeds")},
-        )
-
-
 class PermutationIsHard(Claim):
     """``snell.permutation_is_hard`` (P4): permutations (V = L) are learned less often or more
     slowly than the subset distribution (L of V > L) under the same budget.
 
-    Statistic: success counts (Fisher's exact test) and steps-to-success with failures ranked
-    last (Mann-Whitney U), both one-sided at 0.025 (Bonferroni over the pair). Confirmed when
-    permutations are significantly worse in either; refuted when significantly better in
-    either; inconclusive otherwise. Success is ``SUCCESS``; the budget is fixed for both
+    Protocol (:data:`PERMUTATION_IS_HARD`): "less often or more slowly" is one endpoint, the
+    time to success with runs that never succeed censored at the budget, decided by the
+    one-sided log-rank test at 0.025; success counts (Fisher) are secondary and never decide,
+    but a secondary test significant the other way makes the verdict inconclusive
+    (conflicting evidence). Success is ``SUCCESS``; the budget is fixed for both
     distributions, since the permutation failure is a finite-horizon effect (§9.2).
+
+    Changed on 2026-11-25 (docs/methodology.md): the rule was "Fisher or Mann-Whitney with
+    failures ranked last, either significant" (two chances to confirm, ranks with a
+    placeholder time); the decision moved to fresh seeds (``DECISION_SEEDS``).
     """
 
     id = "snell.permutation_is_hard"
     kind = ClaimKind.PAPER
-    code_version = 1
+    code_version = 2
+    protocol = PERMUTATION_IS_HARD
     paper = "snell"
     statement = ("Permutation copying (uninformative co-occurrence) is learned less often or "
                  "more slowly than subset copying (40 of 60 in the paper).")
@@ -132,36 +99,42 @@ class PermutationIsHard(Claim):
     space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return ([copy_spec(params, "permutation", params["L"], s) for s in range(params["seeds"])]
-                + [copy_spec(params, "subset", params["subset_V"], s)
-                   for s in range(params["seeds"])])
+        seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
+        return ([copy_spec(params, "permutation", params["L"], s) for s in seeds]
+                + [copy_spec(params, "subset", params["subset_V"], s) for s in seeds])
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         n = params["seeds"]
         perm, subset = list(results[:n]), list(results[n:])
         cmp = compare_groups(success_steps(perm), success_steps(subset), params["steps"])
-        verdict = group_verdict(cmp)
-        (k_p, k_s), (m_p, m_s) = cmp["successes"], cmp["median_steps"]
+        decision = decide(time_test(cmp, "permutations"), ALPHA,
+                          secondary=[count_test(cmp, "permutations")],
+                          effect="permutations learned later or less often")
+        (k_p, k_s), (m_p, m_s) = cmp.successes, cmp.median_steps
         explanation = (
-            f"permutations: {k_p}/{n} seeds learned, median steps-to-success {m_p:.0f}; subset: "
-            f"{k_s}/{n}, median {m_s:.0f} (failures count as {params['steps'] + 1}). "
-            + group_test_text(cmp, "permutations"))
+            f"permutations: {k_p}/{n} seeds learned, median steps to success "
+            f"{_median_text(m_p)}; subset: {k_s}/{n}, median {_median_text(m_s)} (Kaplan-Meier, "
+            f"runs that never learn censored at {params['steps']}). {decision.text}")
         return Assessment(
-            verdict=verdict, theory="permutations worse",
+            verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
+            theory="permutations worse",
             empirical={"value": k_p / n, "ci": list(binomial_ci(k_p, n)), "confidence": 0.95,
                        "quantity": "permutation success rate",
                        "subset_success_rate": k_s / n, "median_steps": [m_p, m_s]},
-            statistic=f"success ({SUCCESS_TEXT}) and steps-to-success, permutation V=L vs "
-                      f"subset V={params['subset_V']} ({scale_text(params)} each)",
-            tolerance={"alpha_per_test": 0.025,
-                       "why": "two one-sided tests (Fisher, Mann-Whitney) at 0.05 family-wise, "
-                              "Bonferroni"},
-            explanation=explanation, n_seeds=2 * n, details=cmp,
+            statistic=f"steps to success ({SUCCESS_TEXT}), censored at the budget, "
+                      f"permutation V=L vs subset V={params['subset_V']} "
+                      f"({scale_text(params)} each)",
+            tolerance={"alpha": ALPHA, "why": "one-sided log-rank test at 0.025 (protocol)"},
+            explanation=explanation, n_seeds=2 * n, details=asdict(cmp),
             figures={"copying_curves": curves_figure(
                 {f"permutations V=L={params['L']}": perm,
                  f"subset {params['L']} of {params['subset_V']}": subset},
                 ["acc", "attn_acc", "ktiw_acc"], "Copying: permutations vs subset")},
         )
+
+
+def _median_text(steps: float | None) -> str:
+    return "not reached (half or more never learned)" if steps is None else f"{steps:.0f}"
 
 
 class KtiwPrecedesAttention(Claim):
@@ -175,13 +148,14 @@ class KtiwPrecedesAttention(Claim):
     later" when its step is <= the attention step: a tie (both crossed within the same
     evaluation interval) is no later at the schedule's resolution and is reported separately;
     no slack beyond that. The per-seed outcomes are counted with
-    ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: the permutation and subset runs
-    of ``snell.permutation_is_hard`` (shared).
+    ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: permutation and subset runs on
+    seeds 0, 1, ... (the seeds the rule was developed on).
     """
 
     id = "snell.ktiw_precedes_attention"
     kind = ClaimKind.PAPER
     code_version = 1
+    protocol = KTIW_PRECEDES
     paper = "snell"
     statement = ("In normal training the KTIW probe is learned before attention: probe "
                  "accuracy crosses 0.5 no later than attention accuracy, seed by seed.")
@@ -191,7 +165,9 @@ class KtiwPrecedesAttention(Claim):
     threshold = 0.5
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return PermutationIsHard().specs(params)
+        return ([copy_spec(params, "permutation", params["L"], s) for s in range(params["seeds"])]
+                + [copy_spec(params, "subset", params["subset_V"], s)
+                   for s in range(params["seeds"])])
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         rows = []
@@ -207,9 +183,14 @@ class KtiwPrecedesAttention(Claim):
         k = sum(r["precedes"] for r in rows)
         ties = sum(r["tie"] for r in rows)
         verdict, why = every_seed_verdict(k, len(rows))
+        reason = (Reason.NOT_TESTABLE if verdict is Verdict.INCONCLUSIVE
+                  and len(rows) < MIN_QUALIFYING else None)
+        if reason is not None:
+            why += (f" (not testable here: fewer than {MIN_QUALIFYING} seeds learn attention, "
+                    f"and fewer can never confirm; more seeds or a longer budget would)")
         leads = [r["attention_step"] - r["ktiw_step"] for r in rows if r["ktiw_step"] is not None]
         return Assessment(
-            verdict=verdict, theory="KTIW first",
+            verdict=verdict, reason=reason, theory="KTIW first",
             empirical={"value": k / len(rows) if rows else None,
                        "ci": list(binomial_ci(k, len(rows))) if rows else None, "confidence": 0.95,
                        "quantity": "fraction of seeds where KTIW precedes attention",
@@ -290,6 +271,7 @@ class KappaPredictsLearningSpeed(Claim):
     id = "snell.kappa_predicts_learning_speed"
     kind = ClaimKind.DERIVED
     code_version = 1
+    protocol = KAPPA_SPEED
     paper = "snell"
     statement = ("Across vocabulary sizes V at fixed L, learning speed increases with the "
                  "stage-1 signal kappa(V, L), beyond what V alone explains (a derived "

@@ -11,6 +11,7 @@ import torch
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import PAPER_COPYING
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
@@ -21,6 +22,42 @@ def _attention_stats(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
     """Per-query entropy / log S and S * max weight at step 0, from the attention snapshot."""
     alpha = torch.from_numpy(result.attention[0]).double()  # (B, heads, T, S)
     return entropy_ratio(alpha).ravel().numpy(), max_weight_ratio(alpha).ravel().numpy()
+
+
+UNIFORM_AT_INIT_PROTOCOL = Protocol(
+    endpoint="attention entropy / log S at step 0 (mean over the evaluation batch's queries "
+             "of one untrained model), with the max-weight criterion S * max weight <= 3",
+    unit="per-seed value",
+    h0="the mean entropy ratio is below e = 0.95 (attention not close to uniform)",
+    h1="the mean entropy ratio is at least 0.95 (KL from uniform at most 5% of log S), and "
+       "every seed has max weight <= 3/S on >= 95% of its queries",
+    test="95% two-sided Student-t interval over seeds of the per-seed mean entropy ratio, per "
+         "configuration, against 0.95; the max-weight criterion counted per seed",
+    confirm="in every configuration: the interval's lower end >= 0.95 and every seed has max "
+            "weight <= 3/S on >= 95% of its queries",
+    refute="in any configuration: the interval's upper end < 0.95, or fewer than half the "
+           "seeds meet the max-weight criterion",
+    alpha=0.025, beta=None,
+    error_rates="alpha: the interval's lower end at 0.95 (one-sided 0.025); requiring every "
+                "seed and every configuration only lowers it. beta: none stated; the "
+                "refutation ORs the interval's upper end (0.025 per configuration, not "
+                "adjusted) with a majority count of the max-weight criterion, which has no "
+                "error rate",
+    readout="the attention snapshot at step 0, before any update, on the run's evaluation "
+            "batch (eval_size examples, all T query steps including EOS)",
+    frozen="2026-11-25",
+    secondary=("mean S * max weight per configuration",),
+    seeds=(SeedBlock(SeedUse.DECISION, 0,
+                     note="the seeds the rule was developed on, not a fresh block"),),
+    weaknesses=(
+        "At step 0 nothing is learned: the test checks the initialisation scheme (PyTorch "
+        "defaults), which makes near-uniform attention likely by construction.",
+        "Thresholds e = 0.95 and 3/S are the spec's suggested values, not calibrated: a KL "
+        "of 5% of log S is a loose reading of 'close to uniform'.",
+        "Entropy above 0.95 with most seeds failing the max-weight criterion refutes; the two "
+        "criteria are not reported as conflicting.",
+        "The configurations' refutations are OR-ed without multiplicity adjustment.",
+        "No testability precondition is checked."))
 
 
 class UniformAttentionAtInit(Claim):
@@ -40,6 +77,7 @@ class UniformAttentionAtInit(Claim):
 
     id = "snell.uniform_attention_at_init"
     kind = ClaimKind.PAPER
+    protocol = UNIFORM_AT_INIT_PROTOCOL
     code_version = 1
     paper = "snell"
     statement = ("At initialisation the copying seq2seq's attention is close to uniform: "
@@ -109,6 +147,10 @@ class UniformAttentionAtInit(Claim):
             f"{r['entropy_ratio_ci'][1]:.4f}), S*max = {r['max_weight_times_S_mean']:.2f}, "
             f"{r['seeds_meeting_max_criterion']}/{n_seeds} seeds with max <= 3/S on >= 95% of "
             f"queries -> {r['verdict']}{r['why']}" for r in rows)
+        untestable = verdict is Verdict.INCONCLUSIVE and n_seeds < 2
+        if untestable:
+            explanation += (". One seed gives no t-interval over seeds: not testable with "
+                            "fewer than 2 seeds ('--param seeds=N').")
         return Assessment(
             verdict=verdict,
             theory=1.0,
@@ -124,6 +166,7 @@ class UniformAttentionAtInit(Claim):
                               "measuring; a learned aligned attention is far outside both"},
             explanation=explanation,
             n_seeds=n_seeds,
+            reason=Reason.NOT_TESTABLE if untestable else None,
             details={"configs": rows},
             figures={"attention_at_init": self._figure(rows, per_config)},
         )

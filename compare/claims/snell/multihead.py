@@ -43,26 +43,34 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
+    CALIBRATION_SEEDS,
     COPYING,
+    DECISION_SEEDS,
     SUCCESS_ACC_ONLY,
-    compare_groups,
     copy_spec,
-    group_test_text,
-    group_verdict,
     scale_text,
     success_steps,
 )
 from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.claims.snell.multihead_decision import (
+    ALPHA,
+    BETA,
+    MIN_RESCUE,
+    PROTOCOL,
+    precondition,
+    rescue_decision,
+)
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci
+from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
 
 CANDIDATE_SEEDS = 1_000_000
@@ -170,33 +178,49 @@ def head_state(runs: Sequence[RunResult], classify_seeds: int) -> HeadState:
 
 class MultiheadRescuesPermutations(Claim):
     """``snell.multihead_rescues_permutations``: with 8 heads the permutation task is learned
-    more often (or faster) than with one head (see the module docstring for both protocols).
+    more often than with one head (see the module docstring for both protocols).
 
-    Decision, both protocols: A = single-head runs (direct: ``seeds`` seeds; §5: the
-    data-seed-0 run of every classified candidate, i.e. one run per random head on the shared
-    base), B = ``heads``-head models (direct: ``seeds`` seeds; §5: the random bundles). Fisher's
-    exact test on successes and Mann-Whitney on steps-to-success, one-sided at 0.025 each
-    (Bonferroni over the pair): confirmed when A is significantly worse, refuted when A is
-    significantly better, inconclusive otherwise. Under §5 the random bundles share heads (8 of
-    30), so they are not independent draws; the test treats them as such (stated in the
-    report). Reported, not decided on: 7 bad + 1 good against 8 bad bundles (does one good head
-    rescue a bundle of bad ones?).
+    Decision (:data:`~attnverify.compare.claims.snell.multihead_decision.PROTOCOL`): A =
+    single-head runs (direct: ``seeds`` seeds from ``DECISION_SEEDS``; §5: the data-seed-0
+    run of every classified candidate, i.e. one run per candidate head on the shared base),
+    B = ``heads``-head models (direct: ``seeds`` seeds; §5: the random bundles). The success
+    counts decide, by an exact unconditional test at 0.025 (confirmed), and the smallest
+    rescue that matters (a gain of 0.3 in success rate) is refuted at 0.10. The log-rank test
+    on steps to success and Fisher's test are secondary: they never decide, but one
+    significant against the primary's confirmation or refutation makes the verdict
+    inconclusive (conflicting evidence). Testability: at the direct protocol the single head
+    must fail in at least ``min_failures`` of ``calibration_seeds`` calibration runs (seeds
+    from ``CALIBRATION_SEEDS``), else the claim is not testable there and the decision runs
+    are not trained; at §5, the single random heads must fail that often. Under §5 the random
+    bundles share heads (8 of 30), so they are not independent draws; the test treats them as
+    such (stated in the report). Reported, not decided on: 7 bad + 1 good against 8 bad
+    bundles (does one good head rescue a bundle of bad ones?).
+
+    Changed on 2026-11-25 (docs/methodology.md): the rule was "Fisher or Mann-Whitney on
+    steps, either significant, the 'worse' direction checked first", which refuted the claim
+    on speed although its statement is about learning more often; the quick profile moved from
+    L = 20 (a single head learned 7 of 8) to L = 40, chosen on calibration seeds; the
+    decision moved to fresh seeds.
     """
 
     id = "snell.multihead_rescues_permutations"
     kind = ClaimKind.PAPER
-    code_version = 1
+    code_version = 2
+    protocol = PROTOCOL
     paper = "snell"
     statement = ("Multi-head attention (8 heads) learns the permutation task more often than "
                  "a single head, by better learning dynamics rather than expressiveness.")
     paper_scale = "GRU, H = 256, V = L = 40, batch 128, 200 steps; 8 heads vs 1 (§1.2, §5)"
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {**COPYING["smoke"], "seeds": 2, "heads": 8, "protocol": "direct",
-                  **SECTION5},
-        "quick": {**COPYING["quick"], "seeds": 8, "heads": 8, "protocol": "direct",
-                  **SECTION5},
+                  "calibration_seeds": 2, "min_failures": 1, **SECTION5},
+        # L = 40 (the paper's length) at quick's width: a single head fails in 5 of 8
+        # calibration seeds there, against 1 of 8 at L = 20
+        "quick": {**COPYING["quick"], "L": 40, "seeds": 10, "heads": 8, "protocol": "direct",
+                  "calibration_seeds": 8, "min_failures": 3, **SECTION5},
         "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400,
-                 "protocol": "section5", **SECTION5},
+                 "protocol": "section5", "calibration_seeds": 8, "min_failures": 3,
+                 **SECTION5},
     }
     PROTOCOLS = ("direct", "section5")
     space: ClassVar[dict[str, Dimension]] = {
@@ -224,9 +248,9 @@ class MultiheadRescuesPermutations(Claim):
                              f"{params['heads']!r}")
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        if params["protocol"] == "direct":
-            return [self._spec(params, s, heads) for heads in (1, params["heads"])
-                    for s in range(params["seeds"])]
+        if params["protocol"] == "direct":  # the calibration runs; the decision follows
+            return [self._spec(params, CALIBRATION_SEEDS + i, 1)
+                    for i in range(params["calibration_seeds"])]
         return self._first_seeds(params, range(min(params["stage_candidates"],
                                                     params["max_candidates"])))
 
@@ -245,13 +269,22 @@ class MultiheadRescuesPermutations(Claim):
         return [self._candidate(params, i, 0) for i in candidates]
 
     def staged(self, params: dict[str, Any]) -> bool:
-        return params["protocol"] == "section5"
+        return True
 
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
-        """§5 only: the next seeds of the candidates that can still fill a list, new
-        candidates while a list cannot be filled otherwise, then the combos (module
-        docstring)."""
-        if params["protocol"] != "section5" or any(r.spec.model.heads > 1 for r in results):
+        """Direct: the decision runs, once the calibration runs meet the precondition. §5:
+        the next seeds of the candidates that can still fill a list, new candidates while a
+        list cannot be filled otherwise, then the combos (module docstring)."""
+        if params["protocol"] == "direct":
+            if len(results) > params["calibration_seeds"]:
+                return []
+            calibration = acc_success_steps(results)
+            if not precondition(calibration, params["min_failures"]).testable:
+                return []
+            seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
+            return [self._spec(params, s, heads) for heads in (1, params["heads"])
+                    for s in seeds]
+        if any(r.spec.model.heads > 1 for r in results):
             return []
         states = self.states(params, results)
         needed, more = params["needed"], []
@@ -333,13 +366,27 @@ class MultiheadRescuesPermutations(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         if params["protocol"] == "section5":
             return self._assess_section5(params, results)
-        n, heads = params["seeds"], params["heads"]
-        single, multi = list(results[:n]), list(results[n:])
+        n, heads, c = params["seeds"], params["heads"], params["calibration_seeds"]
+        calibration = list(results[:c])
+        testable = precondition(acc_success_steps(calibration), params["min_failures"])
+        single, multi = list(results[c:c + n]), list(results[c + n:])
+        figures = {"multihead_curves": curves_figure(
+            {"1 head": single or calibration, f"{heads} heads": multi}, ["acc", "attn_acc"],
+            f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")}
+        if not testable.testable:
+            return Assessment(
+                verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
+                theory=f"{heads} heads better",
+                empirical={"value": None, "single_head_failures": testable.failures},
+                statistic=f"single-head failures on {c} calibration seeds "
+                          f"({scale_text(params)})",
+                tolerance={"min_failures": params["min_failures"],
+                           "why": "the testability precondition of the protocol"},
+                explanation=testable.text + ".", n_seeds=c, figures=figures,
+                details={"calibration_failures": testable.failures})
         return self._decide(params, single, multi, f"1 head ({n} seeds)",
-                            f"{heads} heads ({n} seeds)", details={},
-                            figures={"multihead_curves": curves_figure(
-                                {"1 head": single, f"{heads} heads": multi}, ["acc", "attn_acc"],
-                                f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")})
+                            f"{heads} heads ({n} seeds)", details={}, figures=figures,
+                            note=f" Precondition met: {testable.text}.")
 
     def _assess_section5(self, params: dict[str, Any],
                          results: Sequence[RunResult]) -> Assessment:
@@ -372,10 +419,10 @@ class MultiheadRescuesPermutations(Claim):
                 f"(the first {params['needed']} of each, in order), {counts['discarded']} "
                 f"discarded, {counts['not_needed']} agreeing so far but not needed.")
         if rescue is not None:
-            (k_bad, k_good), (n_bad, n_good) = rescue["successes"], rescue["n"]
+            (k_bad, k_good), (n_bad, n_good) = rescue.successes, rescue.n
             note += (f" Reported, not decided on: {names['bad + 1 good']} {k_good}/{n_good} vs "
                      f"{names['bad']} {k_bad}/{n_bad} (one-sided Fisher p, one good head rescues: "
-                     f"{rescue['fisher_p_a_worse']:.3g}).")
+                     f"{rescue.fisher_p_a_worse:.3g}).")
             if len(kept_bad) == k:
                 note += (f" With exactly {k} bad heads every {names['bad']} draw is the same set "
                          f"of heads, trained once (data seed 0, like every bundle), so that "
@@ -392,7 +439,8 @@ class MultiheadRescuesPermutations(Claim):
         return self._decide(params, single, groups["random"],
                             f"single random heads ({len(single)} runs)",
                             f"{k} random heads ({len(groups['random'])} models)",
-                            details={"heads": counts, "rescue": rescue,
+                            details={"heads": counts,
+                                     "rescue": asdict(rescue) if rescue else None,
                                      "groups": {g: len(v) for g, v in groups.items()}},
                             figures={"section5": self._section5_figure(
                                 single, {names[g]: v for g, v in groups.items()},
@@ -432,46 +480,49 @@ class MultiheadRescuesPermutations(Claim):
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
                 name_a: str, name_b: str, details: dict[str, Any], figures: dict[str, Any],
                 note: str = "") -> Assessment:
+        """The protocol's decision on success counts (``rescue_decision``), after the §5
+        precondition (the direct protocol checked its own on calibration runs)."""
         heads = params["heads"]
+        theory = f"{heads} heads learn more often"
         if not (single and multi):
             return Assessment(
-                verdict=Verdict.INCONCLUSIVE, theory=f"{heads} heads better",
+                verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
                 empirical={"value": float("nan")}, statistic=f"{name_a} vs {name_b}",
-                tolerance={"alpha_per_test": 0.025, "why": "nothing to compare"},
+                tolerance={"alpha": ALPHA, "why": "nothing to compare"},
                 explanation=f"nothing to compare: {name_a} vs {name_b}." + note,
                 details=details, figures=figures)
         success = (official_success_steps if params["protocol"] == "section5"
                    else acc_success_steps)
-        cmp = compare_groups(success(single), success(multi), params["steps"])
-        verdict = group_verdict(cmp)
-        (k1, km), (n1, nm) = cmp["successes"], cmp["n"]
-        (m1, mm) = cmp["median_steps"]
-        explanation = (
-            f"{name_a}: {k1}/{n1} learned, median steps {m1:.0f}; {name_b}: {km}/{nm}, median "
-            f"{mm:.0f}. " + group_test_text(cmp, "1 head"))
-        if (verdict is not Verdict.CONFIRMED and k1 / n1 >= 0.75 and mm > m1
-                and params["protocol"] == "direct"):
-            explanation += (
-                f" At this scale (L = {params['L']}, H = {params['hidden']}) a single head "
-                f"already learns permutations in most runs, unlike the paper's single head at "
-                f"L = 40, which 'frequently fails': there is little for more heads to rescue, "
-                f"and the mean over {heads} heads' outputs learns more slowly. The paper's "
-                f"scale is the full profile.")
+        steps_a, steps_b = success(single), success(multi)
+        if params["protocol"] == "section5":
+            testable = precondition(steps_a, max(1, round(params["min_failures"] * len(steps_a)
+                                                          / params["calibration_seeds"])))
+            if not testable.testable:
+                return Assessment(
+                    verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
+                    empirical={"value": None}, statistic=f"single-head failures, {name_a}",
+                    tolerance={"min_failure_share": params["min_failures"]
+                               / params["calibration_seeds"],
+                               "why": "the testability precondition of the protocol"},
+                    explanation=testable.text + "." + note, details=details, figures=figures)
+        decision, cmp = rescue_decision(steps_a, steps_b, params["steps"])
+        (k1, km), (n1, nm) = cmp.successes, cmp.n
+        m1, mm = (("never" if m is None else f"{m:.0f}") for m in cmp.median_steps)
+        explanation = (f"{name_a}: {k1}/{n1} learned, median step {m1}; {name_b}: {km}/{nm}, "
+                       f"median {mm} (Kaplan-Meier). {decision.text}")
         return Assessment(
-            verdict=verdict, theory=f"{heads} heads better",
-            empirical={"value": km / nm if nm else float("nan"),
-                       "ci": list(binomial_ci(km, nm)) if nm else None, "confidence": 0.95,
-                       "quantity": f"{heads}-head success rate",
-                       "single_head_rate": k1 / n1 if n1 else float("nan"),
-                       "median_steps": [m1, mm]},
-            statistic=(f"success ({success_text(params)}) and steps-to-success on "
-                       f"permutations, "
-                       f"GRU, {params['protocol']} protocol: {name_a} vs {name_b} "
+            verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
+            theory=theory,
+            empirical={"value": km / nm - k1 / n1, "quantity": f"success rate, {heads} heads "
+                       f"minus 1 head", f"rate_{heads}_heads": km / nm,
+                       "rate_1_head": k1 / n1, "median_steps": list(cmp.median_steps)},
+            statistic=(f"success ({success_text(params)}) on permutations, GRU, "
+                       f"{params['protocol']} protocol: {name_a} vs {name_b} "
                        f"({scale_text(params)})"),
-            tolerance={"alpha_per_test": 0.025,
-                       "why": "two one-sided tests at 0.05 family-wise, Bonferroni"},
-            explanation=explanation + note, n_seeds=n1 + nm, details={"test": cmp, **details},
-            figures=figures)
+            tolerance={"alpha": ALPHA, "beta": BETA, "min_rescue": MIN_RESCUE,
+                       "why": "exact unconditional test of the success rates (protocol)"},
+            explanation=explanation + note, n_seeds=n1 + nm,
+            details={"test": asdict(cmp), **details}, figures=figures)
 
     @staticmethod
     def _section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import SeedBlock, SeedUse, derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.empirics import (
     SGD,
@@ -26,6 +28,31 @@ from attnverify.empirics import (
 
 STARTS = {"uniform": (0.5, 0.0, 0.0), "adversarial": (0.5, 10.0, -10.0)}
 """(p0, beta0, beta1): the two starts of the blog (§4.2)."""
+
+TOY_CLASSIFIER_PROTOCOL = replace(
+    derivation_protocol(
+        endpoint="the gradient-descent trajectory of (p, beta_0, beta_1) on the warm-up toy "
+                 "against the sympy solution of its gradient flow, from the uniform and the "
+                 "adversarial start",
+        unit="exact computation: deterministic float64 gradient descent at step h and h/2 "
+             "(no data, no random initialisation)",
+        test="per start: max deviation over (p, beta_0, beta_1) relative to the largest "
+             "|theory| value <= 2 h tau_max; deviation(h) / deviation(h/2) in [1.8, 2.2]; "
+             "uniform start: p exactly unchanged after step 1; adversarial start: p decreases "
+             "at step 1 and first crosses 0 within 2h of the predicted tau",
+        frozen="2026-11-25",
+        secondary=("tau* where p first reaches 1 from the uniform start (shown beside the "
+                   "closed form, not checked)",)),
+    readout="every evaluation up to tau_max (every step from the adversarial start, about 200 "
+            "evenly spaced from the uniform start), coarse and fine step",
+    seeds=(SeedBlock(SeedUse.DECISION, 0, note="deterministic: the seed changes nothing"),),
+    weaknesses=(
+        "The tolerance 2 h tau_max is the leading Euler term doubled: it holds for small steps "
+        "only ('falsify' finds it refuted at h = 0.2, holding at 0.1).",
+        "The deviation is relative to the largest |theory| value of the whole trajectory, so "
+        "the early, small-valued part of the flow is checked loosely.",
+        "The crossing check allows two steps of slack, one of them for Euler's own shift.",
+        "tau* (the headline value) is reported but not compared with the closed form."))
 
 
 class ToyClassifierClosedForm(Claim):
@@ -47,6 +74,7 @@ class ToyClassifierClosedForm(Claim):
 
     id = "snell.toy_classifier_closed_form"
     kind = ClaimKind.DERIVATION
+    protocol = TOY_CLASSIFIER_PROTOCOL
     code_version = 1
     paper = "snell"
     statement = ("Gradient descent on the toy classifier (loss p(beta_0 - beta_1)) matches the "
@@ -162,6 +190,35 @@ class ToyClassifierClosedForm(Claim):
         return fig
 
 
+PERMUTATION_SADDLE_PROTOCOL = replace(
+    derivation_protocol(
+        endpoint="the free-attention toy on permutations from B = Q = 0: loss exactly log V, "
+                 "B row-constant and Q = 0 under SGD, with subset data escaping as contrast",
+        unit="exact computation: float64 SGD runs, one per seed and distribution",
+        test="every evaluation of every permutation run: |loss - log V| <= 1e-9, B row spread "
+             "<= 1e-10, max |Q| <= 1e-10 (round-off only, spec T5); escape: every subset "
+             "run's final mean gold attention > 0.5 (it starts at 1/L)",
+        frozen="2026-11-25"),
+    confirm="every permutation run within the round-off tolerances at every evaluation, and "
+            "every subset run's final gold attention > 0.5",
+    refute="a permutation run beyond a round-off tolerance (loss, B row spread or |Q|) at any "
+           "evaluation; inconclusive when the saddle holds but a subset run does not escape",
+    readout="permutations: the largest deviation over the evaluations (every steps/20 steps "
+            "and the last); subsets: the gold attention at the last evaluation",
+    seeds=(SeedBlock(SeedUse.DECISION, 0,
+                     note="the seeds the rule was developed on, not a fresh block"),),
+    weaknesses=(
+        "Escape budget not scaled with 1/kappa(V, L): at full (V = 60, L = 40, kappa = 0.0056) "
+        "2000 steps are too few and the claim is inconclusive; 8000 steps escape.",
+        "No perturbed start: zero gradient at B = Q = 0 is checked, not that the point is a "
+        "saddle (unstable) rather than a flat stationary point.",
+        "The saddle is checked at the evaluations only (every steps/20 steps), not every step.",
+        "Escape is a fixed threshold (gold attention > 0.5) at the last evaluation, over 1 "
+        "(smoke), 3 (quick) or 5 (full) seeds.",
+        "No testability precondition: a budget too short for the escape is found only after "
+        "the runs, and reads as 'budget reached'."))
+
+
 class PermutationSaddle(Claim):
     """``snell.permutation_saddle``: the free-attention toy (§4.6) started at B = 0, Q = 0 stays
     at loss log V exactly under SGD on permutations, while the subset distribution escapes.
@@ -176,6 +233,7 @@ class PermutationSaddle(Claim):
 
     id = "snell.permutation_saddle"
     kind = ClaimKind.DERIVATION
+    protocol = PERMUTATION_SADDLE_PROTOCOL
     code_version = 1
     paper = "snell"
     statement = ("In the free-attention toy, zero initialisation on permutations is a saddle: "

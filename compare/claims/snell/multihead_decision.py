@@ -1,0 +1,97 @@
+"""How ``snell.multihead_rescues_permutations`` decides (snell2021.md §1.2, §5): its protocol,
+its testability precondition and its decision on success counts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS, DECISION_SEEDS
+from attnverify.compare.decision import Decision, OneSided, decide
+from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
+from attnverify.compare.stats import GroupComparison, compare_groups, rate_difference_test
+
+ALPHA, BETA = 0.025, 0.10
+"""One-sided error rates: "confirmed" when the heads do not help, "refuted" when they help by
+:data:`MIN_RESCUE`."""
+MIN_RESCUE = 0.3
+"""The smallest gain in success rate that matters: the paper's single head "frequently
+fails" where 8 heads learn, a gain of a third of the runs or more; a smaller one would not
+be the rescue the paper reports."""
+
+PROTOCOL = Protocol(
+    endpoint="the probability that a run learns the permutation task (success) with "
+             "8 heads against 1 head: 'learns more often'",
+    unit="one run per seed and head count: success indicator (token accuracy >= 0.95 at an "
+         "evaluation; at full, > 0.95 by the official loop's last evaluation)",
+    h0="8 heads succeed no more often than 1 head (p8 - p1 <= 0)",
+    h1=f"8 heads succeed more often by at least {MIN_RESCUE} (p8 - p1 >= {MIN_RESCUE})",
+    test="exact unconditional test of the difference of two rates (Suissa-Shuster, the "
+         "difference of proportions as statistic, supremum over the nuisance rate)",
+    confirm=f"p (p8 - p1 <= 0) < {ALPHA}, unless a secondary test is significant the other "
+            f"way (then inconclusive: conflicting evidence)",
+    refute=f"p (p8 - p1 >= {MIN_RESCUE}) < {BETA}: a gain as large as the smallest that "
+           f"matters is rejected",
+    alpha=ALPHA, beta=BETA,
+    readout="whether any evaluation meets the success criterion (direct protocol); the "
+            "official evaluations before the last step (section5 protocol)",
+    frozen="2026-11-25",
+    precondition="the single head fails often enough to leave something to rescue: at least "
+                 "min_failures of the calibration seeds' single-head runs fail (direct "
+                 "protocol); at full (section5), at least that share of the single random "
+                 "heads' runs fail",
+    secondary=("log-rank on steps to success, censored at the budget (1 head slower)",
+               "Fisher's exact test on the counts",
+               "section5: 7 bad + 1 good against 8 bad bundles"),
+    seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "direct protocol: 'seeds' runs per "
+                     "head count; section5: the archived bundles of the official protocol"),
+           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS, "direct protocol: single-head "
+                     "runs measuring the precondition; also chose the quick profile's "
+                     "L = 40, where a single head fails in 5 of 8"),
+           SeedBlock(SeedUse.DEVELOPMENT, 0, "the 8 seeds per head count of the rule used "
+                     "before, at L = 20")),
+    weaknesses=("at full (section5) the decision reads the archived runs the rule was "
+                "developed on (seeds of the official protocol), and the single-head runs "
+                "that measure the precondition are also group A of the test",
+                "section5's random bundles share heads (8 of 30), so they are not "
+                "independent draws; the test treats them as such"))
+
+
+@dataclass(frozen=True)
+class Testability:
+    testable: bool
+    failures: int
+    runs: int
+    text: str
+
+
+def precondition(single_steps: Sequence[int | None], min_failures: int) -> Testability:
+    """Whether the single head fails in at least ``min_failures`` of these runs."""
+    failures = sum(s is None for s in single_steps)
+    n = len(single_steps)
+    ok = failures >= min_failures
+    text = (f"a single head fails in {failures} of {n} calibration runs (the precondition "
+            f"needs {min_failures})")
+    if not ok:
+        text += (": it learns too reliably here to leave anything for more heads to rescue. "
+                 "Testable where a single head fails often: a longer sequence (the paper's "
+                 "L = 40) or fewer steps")
+    return Testability(ok, failures, n, text)
+
+
+def rescue_decision(single_steps: Sequence[int | None], multi_steps: Sequence[int | None],
+                    budget: int) -> tuple[Decision, GroupComparison]:
+    """The protocol's decision: success counts primary (exact unconditional test), the
+    smallest rescue refuted at ``BETA``, log-rank and Fisher secondary."""
+    cmp = compare_groups(single_steps, multi_steps, budget)
+    (k1, km), (n1, nm) = cmp.successes, cmp.n
+    primary = OneSided("exact test on success counts (more heads more often)",
+                       rate_difference_test(k1, n1, km, nm, 0.0, "greater"),
+                       rate_difference_test(k1, n1, km, nm, 0.0, "less"))
+    secondary = [OneSided("log-rank on steps to success (1 head slower)",
+                          cmp.logrank_p_a_slower, cmp.logrank_p_a_faster),
+                 OneSided("Fisher on counts (1 head less often)", cmp.fisher_p_a_worse,
+                          cmp.fisher_p_a_better)]
+    refutation = rate_difference_test(k1, n1, km, nm, MIN_RESCUE, "less")
+    return decide(primary, ALPHA, secondary, refutation, BETA,
+                  effect="more heads learning more often"), cmp

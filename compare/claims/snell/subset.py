@@ -1,0 +1,161 @@
+"""``snell.subset_learned_every_seed`` (P4, easy half; snell2021.md §4.7): the subset
+distribution (L distinct of V > L) is learned by every seed ([BLOG]: "successfully learns this
+copying function every time"), decided with sequential seeds
+(:mod:`attnverify.compare.sequential`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.snell.common import (
+    COPYING,
+    DECISION_SEEDS,
+    LENGTH_SPACE,
+    PAPER_COPYING,
+    copy_spec,
+    scale_text,
+    success_steps,
+)
+from attnverify.compare.claims.snell.copying import SUCCESS_TEXT, curves_figure
+from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
+from attnverify.compare.sequential import SequentialDesign, Stop
+from attnverify.compare.space import Dimension
+from attnverify.compare.stats import binomial_ci
+from attnverify.empirics import RunResult, RunSpec
+
+RATES = {"p0": 0.75, "p1": 0.95, "alpha": 0.025, "beta": 0.10}
+"""H0: a seed learns with probability <= 0.75 (one seed in four fails: "every time" is plainly
+false); H1: >= 0.95, the smallest rate that still reads as "every time" at a few dozen seeds."""
+LOOKS = {"smoke": (2, 4), "quick": (8, 16, 24, 32), "full": (8, 16, 24, 32)}
+"""Cumulative seed counts of the looks per profile (smoke: wiring only; its looks cannot
+decide)."""
+
+PROTOCOL = Protocol(
+    endpoint="the per-seed probability that a subset run learns to copy (SUCCESS) within the "
+             "step budget",
+    unit="one run per seed: success indicator",
+    h0="p <= 0.75", h1="p >= 0.95",
+    test="group-sequential exact binomial design, looks at 8, 16, 24, 32 seeds, "
+         "O'Brien-Fleming-type alpha and beta spending, binding futility "
+         "(attnverify.compare.sequential)",
+    confirm="successes at a look reach its efficacy boundary",
+    refute="successes at a look fall to its futility boundary (p >= 0.95 rejected)",
+    alpha=0.025, beta=0.10,
+    readout="whether any evaluation meets SUCCESS (token accuracy >= 0.95 and aligned "
+            "attention >= 0.9)",
+    frozen="2026-11-25",
+    secondary=("the median step of success over the seeds that learn",),
+    seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "seeds in look order; the first "
+                     "runs are shared with snell.permutation_is_hard"),
+           SeedBlock(SeedUse.DEVELOPMENT, 0, "the 12 (quick) and 20 (full) seeds of the "
+                     "Clopper-Pearson rule used before")),
+    weaknesses=("'every time' is read as p >= 0.95; a rate between 0.75 and 0.95 can end "
+                "either way or at the budget (the design's operating characteristics are in "
+                "docs/methodology.md)",))
+
+
+class SubsetLearnedEverySeed(Claim):
+    """``snell.subset_learned_every_seed``: every seed learns the subset distribution.
+
+    Success of a seed: ``SUCCESS`` (token acc >= 0.95 and aligned attention >= 0.9 at one
+    evaluation). "Every time" is read as a per-seed success probability; the protocol
+    (:data:`PROTOCOL`) tests H0 p <= 0.75 against H1 p >= 0.95 with sequential seeds: after
+    each look it confirms (efficacy boundary), refutes (futility boundary) or trains the next
+    block (``followup``); after the last look a count between the boundaries is ``budget
+    reached``.
+
+    Changed on 2026-11-25 (docs/methodology.md): the rule was a fixed Clopper-Pearson interval
+    over 12 seeds (confirmed when every seed learned and the lower bound exceeded 0.5, i.e.
+    evidence only against p <= 0.5); the decision moved to fresh seeds (``DECISION_SEEDS``).
+    """
+
+    id = "snell.subset_learned_every_seed"
+    kind = ClaimKind.PAPER
+    code_version = 2
+    protocol = PROTOCOL
+    paper = "snell"
+    statement = ("The easy copying distribution (L distinct tokens of V > L, random order) is "
+                 "learned by every seed within the step budget.")
+    paper_scale = PAPER_COPYING
+    space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {
+        profile: {**{k: v for k, v in COPYING[profile].items() if k != "seeds"},
+                  "looks": LOOKS[profile]} for profile in COPYING}
+
+    @staticmethod
+    def design(params: dict[str, Any]) -> SequentialDesign:
+        return SequentialDesign(tuple(params["looks"]), **RATES)
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        super().check_params(params)
+        self.design(params)  # a ValueError names bad looks
+
+    def _specs(self, params: dict[str, Any], indices: range) -> list[RunSpec]:
+        return [copy_spec(params, "subset", params["subset_V"], DECISION_SEEDS + i)
+                for i in indices]
+
+    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+        return self._specs(params, range(params["looks"][0]))
+
+    def staged(self, params: dict[str, Any]) -> bool:
+        return True
+
+    def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
+        outcomes = [s is not None for s in success_steps(list(results))]
+        return self._specs(params, self.design(params).pending(outcomes))
+
+    def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
+        k = sum(s is not None for s in success_steps(list(results)))
+        return f"{k}/{len(results)} seeds learned so far"
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        design = self.design(params)
+        steps = success_steps(list(results))
+        result = design.decide([s is not None for s in steps])
+        efficacy, futility = design.boundaries()
+        n, k = result.seeds, result.successes
+        if result.look == 0:
+            return Assessment(
+                verdict=Verdict.INCONCLUSIVE, reason=Reason.BUDGET_REACHED, theory=1.0,
+                empirical={"value": None}, statistic="no look completed",
+                tolerance={"design": design.describe()},
+                explanation=f"fewer runs ({len(results)}) than the first look needs.")
+        verdict, reason = {
+            Stop.EFFICACY: (Verdict.CONFIRMED, Reason.DECIDED),
+            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED),
+        }.get(result.stop, (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED))
+        bounds = (f"confirm at >= {efficacy[result.look - 1]}, refute at <= "
+                  f"{futility[result.look - 1]}")
+        why = {Stop.EFFICACY: "at or above the efficacy boundary: p <= 0.75 rejected",
+               Stop.FUTILITY: "at or below the futility boundary: p >= 0.95 rejected",
+               Stop.BUDGET: "between the boundaries at the last look: the seeds ran out",
+               Stop.CONTINUE: "between the boundaries, and the next look's runs are missing"}
+        learned = [s for s in steps[:n] if s is not None]
+        lo, hi = binomial_ci(k, n)
+        return Assessment(
+            verdict=verdict, reason=reason, p_value=design.p_value(result), theory=1.0,
+            empirical={"value": k / n, "ci": [lo, hi], "confidence": 0.95,
+                       "quantity": "fraction of seeds that learn",
+                       "stopped_at": f"look {result.look} of {len(design.looks)} ({n} seeds)",
+                       "median_steps_to_success": float(np.median(learned)) if learned else None},
+            statistic=f"seeds reaching {SUCCESS_TEXT} (subset V={params['subset_V']}, "
+                      f"{scale_text(params | {'seeds': n})}), sequential looks "
+                      f"{', '.join(map(str, design.looks))}",
+            tolerance={"p0": RATES["p0"], "p1": RATES["p1"], "alpha": RATES["alpha"],
+                       "beta": RATES["beta"],
+                       "why": "'every time' as p >= 0.95 against p <= 0.75; exact "
+                              "group-sequential design with O'Brien-Fleming-type spending"},
+            explanation=(f"stopped at look {result.look} of {len(design.looks)}: {k}/{n} seeds "
+                         f"learned ({bounds}), {why[result.stop]}. Clopper-Pearson 95% CI "
+                         f"{lo:.2f}-{hi:.2f} (descriptive; the design decides)."),
+            n_seeds=n, details={"steps_to_success": steps, "successes": k,
+                                "look": result.look, "stop": str(result.stop),
+                                "boundaries": {"efficacy": efficacy, "futility": futility}},
+            figures={"subset_curves": curves_figure(
+                {f"subset {params['L']} of {params['subset_V']}": list(results[:n])},
+                ["acc", "attn_acc"], f"Subset copying, {n} seeds")},
+        )
