@@ -65,7 +65,7 @@ def family_spec(family: str, config: str) -> RunSpec:
                  if family == "snell_multihead" else {})
         return copy_spec(params, "permutation", params["L"], 0, **extra)
     if family == "musat_retrieval":
-        from attnverify.compare.claims.musat.training import RETRIEVAL, retrieval_spec
+        from attnverify.compare.claims.musat.runs import RETRIEVAL, retrieval_spec
 
         return retrieval_spec(RETRIEVAL[config], "deep", True, 0)
     if family == "bao_lm":

@@ -198,11 +198,12 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     width = max(len(o.claim.id) for o in outcomes)
     for kind in report.kinds():
         print(f"{KIND_SUMMARY[kind].capitalize()}:")
-        print(f"  {'claim':<{width}}  {'verdict':<12}  {'theory':>10}  measured [95% CI]")
+        print(f"  {'claim':<{width}}  {'verdict':<12}  {'reason':<17}  {'theory':>10}  "
+              f"measured [95% CI]")
         for o in (o for o in outcomes if o.claim.kind == kind):
             a = o.assessment
-            print(f"  {o.claim.id:<{width}}  {a.verdict!s:<12}  {fmt(a.theory):>10}  "
-                  f"{measured_text(a.empirical)}")
+            print(f"  {o.claim.id:<{width}}  {a.verdict!s:<12}  {a.reason!s:<17}  "
+                  f"{fmt(a.theory):>10}  {measured_text(a.empirical)}")
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0

@@ -181,7 +181,7 @@ class Report:
         gpu = "GPU available" if m.get("cuda_available") else "no GPU"
         return [f"Profile: **{self.profile}**", f"Versions: {v}",
                 f"Machine: {m.get('processor')}, {m.get('cores')} cores, {gpu}",
-                f"Summary: {self.summary()}", f"Multiplicity: {self.multiplicity_text()}"]
+                f"Summary: {self.summary()}"]
 
     def markdown(self, records: list[dict[str, Any]]) -> str:
         lines = ["# attnverify verification report", ""]
@@ -198,6 +198,8 @@ class Report:
                              f"{_md_cell(measured_text(r['empirical']))} | "
                              f"`{r['protocol_hash']}` |")
             lines.append("")
+            if kind is ClaimKind.PAPER:
+                lines += [f"*Multiplicity.* {self.multiplicity_text()}", ""]
         lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
@@ -254,7 +256,9 @@ class Report:
                 f"<td>{e(r['reason'])}</td><td>{e(p_text(r))}</td>"
                 f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
                 f"<td><code>{e(r['protocol_hash'])}</code></td></tr>" for r in group)
-            + "</tbody></table>" for kind, group in _by_kind(records))
+            + "</tbody></table>"
+            + (f"<p><i>Multiplicity.</i> {e(self.multiplicity_text())}</p>"
+               if kind is ClaimKind.PAPER else "") for kind, group in _by_kind(records))
         sections = []
         for r in records:
             imgs = "".join(
@@ -285,8 +289,8 @@ class Report:
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem;
        color: #222; line-height: 1.45; }}
-table {{ border-collapse: collapse; width: 100%; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .4rem .6rem; text-align: left; }}
+table {{ border-collapse: collapse; width: 100%; font-size: .85em; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: .25rem .5rem; text-align: left; }}
 th {{ background: #f4f4f4; }}
 .badge {{ color: white; padding: .1rem .5rem; border-radius: .6rem; font-size: .85em; }}
 blockquote {{ border-left: 4px solid #0072B2; margin: .5rem 0; padding-left: .8rem; }}

@@ -60,9 +60,9 @@ BAD_INPUTS = [
     ([*PERMUTATION_IS_HARD, "--param", "L=-4"], "L must be an integer >= 1; got -4"),
     ([*PERMUTATION_IS_HARD, "--param", "L=4.5"], "L must be an integer >= 1; got 4.5"),
     # counts the runs do not see (Claim.check_params), in verify and in its dry run
-    (["verify", "--claim", "snell.subset_learned_every_seed", *SMOKE, "--param", "seeds=0"],
+    (["verify", "--claim", "snell.ktiw_precedes_attention", *SMOKE, "--param", "seeds=0"],
      "--param: seeds must be an integer >= 1; got 0"),
-    (["verify", "--claim", "snell.subset_learned_every_seed", *SMOKE, "--param", "seeds=0",
+    (["verify", "--claim", "snell.ktiw_precedes_attention", *SMOKE, "--param", "seeds=0",
       "--dry-run"], "--param: seeds must be an integer >= 1; got 0"),
     (["verify", "--claim", "snell.kappa_closed_form", *SMOKE, "--param", "n_sequences=-4"],
      "n_sequences must be an integer >= 1; got -4"),

@@ -17,7 +17,7 @@ from attnverify.compare.claims.musat import (
     ShallowModelsFail,
     SufficientDepthLearns,
 )
-from attnverify.compare.claims.musat.training import NO_GRID
+from attnverify.compare.claims.musat.runs import NO_GRID
 from attnverify.empirics import LocalExecutor, RunResult
 
 
@@ -169,7 +169,7 @@ def test_heads_rule(orders, drop, expected, words):
 
 
 def test_attention_maps_name_the_emerged_heads():
-    from attnverify.compare.claims.musat.training import attention_figure
+    from attnverify.compare.claims.musat.figures import attention_figure
 
     claim = SufficientDepthLearns()
     spec = claim.specs({**claim.params("smoke"), "seeds": 1})[0]
@@ -183,7 +183,8 @@ def test_attention_maps_name_the_emerged_heads():
     run.metrics["head0.0_partner"] = np.array([0.1, 0.45, 0.5, 0.5])  # a one-way partner
     run.metrics["head0.0_partner_from_first"] = np.array([0.2, 0.9, 1.0, 1.0])  # head
     run.final = {"attention_example": np.full((2, 2, 5, 5), 0.2)}
-    titles = [ax.get_title() for ax in attention_figure(run).axes]
+    events = HeadsEmergeInSequence().emerged(run)
+    titles = [ax.get_title() for ax in attention_figure(run, events).axes]
     assert titles == ["L0 H0: partner_from_first (step 100)", "L0 H1: not emerged",
                       "L1 H0: chain_next (step 100)", "L1 H1: not emerged"]
 

@@ -14,6 +14,7 @@ from attnverify.compare.claims.snell import (
     UniformAttentionAtInit,
 )
 from attnverify.compare.claims.snell.common import SUCCESS
+from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
 
@@ -41,18 +42,37 @@ def test_kappa_claim_refutes_a_wrong_formula(monkeypatch):
     assert "Disagreement" in assessment.explanation
 
 
-@pytest.mark.parametrize(("successes", "n", "verdict"), [
-    (12, 12, Verdict.CONFIRMED), (11, 12, Verdict.INCONCLUSIVE), (10, 12, Verdict.INCONCLUSIVE),
-    (3, 3, Verdict.INCONCLUSIVE), (2, 12, Verdict.REFUTED), (8, 12, Verdict.INCONCLUSIVE),
-    (5, 12, Verdict.REFUTED),
+@pytest.mark.parametrize(("failures", "n", "verdict", "look"), [
+    # quick's looks 8, 16, 24, 32 (confirm at >= 9, 17, 23, 30; refute at <= 4, 12, 20, 28)
+    ((), 24, Verdict.CONFIRMED, 3),          # every seed: p <= 0.75 rejected at 24 seeds
+    ((0, 9), 24, Verdict.INCONCLUSIVE, 3),   # two failures: the next look is missing
+    ((0, 9, 17, 25), 32, Verdict.REFUTED, 4),  # 28 of 32: at the last futility boundary
+    (tuple(range(4)), 8, Verdict.REFUTED, 1),  # 4 of 8: p >= 0.95 rejected at once
+    ((), 40, Verdict.CONFIRMED, 3),          # runs after the stopping look change nothing
 ])
-def test_subset_claim_verdict_rule(successes, n, verdict):
+def test_subset_claim_sequential_rule(failures, n, verdict, look):
     claim = SubsetLearnedEverySeed()
-    params = {**claim.params("smoke"), "seeds": n}
-    specs = claim.specs(params)
+    params = claim.params("quick")
+    specs = claim._specs(params, range(n))
     learned, failed = ([0.1, 0.97], [0.1, 0.99]), ([0.1, 0.5], [0.1, 0.4])
-    results = [fake_run(s, *(learned if i < successes else failed)) for i, s in enumerate(specs)]
-    assert claim.assess(params, results).verdict is verdict
+    results = [fake_run(s, *(failed if i in failures else learned)) for i, s in enumerate(specs)]
+    a = claim.assess(params, results)
+    assert a.verdict is verdict and a.details["look"] == look
+    assert (a.reason is Reason.DECIDED) == (verdict is not Verdict.INCONCLUSIVE)
+
+
+def test_subset_claim_trains_the_next_look_only_while_undecided():
+    claim = SubsetLearnedEverySeed()
+    params = claim.params("quick")
+    first = claim.specs(params)
+    assert [s.seed for s in first] == list(range(100, 108))
+    learned = ([0.1, 0.97], [0.1, 0.99])
+    runs = [fake_run(s, *learned) for s in first]
+    more = claim.followup(params, runs)
+    assert [s.seed for s in more] == list(range(108, 116))
+    runs += [fake_run(s, *learned) for s in more]
+    runs += [fake_run(s, *learned) for s in claim.followup(params, runs)]
+    assert len(runs) == 24 and claim.followup(params, runs) == []  # confirmed at look 3
 
 
 def test_success_requires_aligned_attention_and_counts_divergence_as_failure():

@@ -23,6 +23,7 @@ from attnverify.compare.claims.snell.multihead import (
     run_label,
     success_text,
 )
+from attnverify.compare.protocol import Reason
 from attnverify.empirics import (
     CopyTask,
     LocalExecutor,
@@ -36,7 +37,7 @@ from attnverify.empirics import (
 TINY = {"hidden": 8, "L": 5, "subset_V": 8, "batch_size": 16, "steps": 40, "eval_every": 10,
         "eval_size": 16, "seeds": 2, "heads": 3, "protocol": "section5", "base_seed": 0,
         "classify_seeds": 2, "needed": 1, "stage_candidates": 3, "max_candidates": 6,
-        "random_heads": 4, "combos": 2}
+        "random_heads": 4, "combos": 2, "calibration_seeds": 4, "min_failures": 1}
 
 
 def model(heads: int, head_seeds: tuple[int, ...], seed: int):
@@ -132,14 +133,17 @@ def test_section5_success_is_above_095_by_the_official_last_evaluation():
 
 def test_the_section5_assessment_counts_success_as_the_official_outputs():
     """Bundles at exactly 0.95, or above it only at the extra last evaluation, have not
-    succeeded: with every single head learning, the bundles are significantly worse."""
+    succeeded; and where every single head learns, nothing is left to rescue: not testable."""
     claim = MultiheadRescuesPermutations()
     _stages, results, combos = drive(claim, SCRIPTED, SCRIPT)
-    singles = [fake(r.spec, [0.1, 0.99]) for r in results]
     edge = [fake(s, [0.1, 0.95, 0.95, 0.95, 0.99]) for s in combos]  # steps 0..40
+    singles = [fake(r.spec, [0.1, 0.5]) for r in results]
     a = claim.assess(SCRIPTED, singles + edge)
-    assert a.empirical["value"] == 0.0 and a.verdict is Verdict.REFUTED, a.explanation
-    assert "by step 30" in a.statistic
+    assert a.details["test"]["successes"][1] == 0, a.explanation
+    assert a.empirical["value"] == 0.0 and "by step 30" in a.statistic
+    learned = [fake(r.spec, [0.1, 0.99]) for r in results]
+    b = claim.assess(SCRIPTED, learned + edge)
+    assert b.verdict is Verdict.INCONCLUSIVE and b.reason is Reason.NOT_TESTABLE
 
 
 def test_a_classification_run_stops_once_it_is_good():
@@ -190,7 +194,7 @@ SCRIPT = {(0, 0): "bad", (0, 1): "bad", (1, 0): "good", (1, 1): "bad",
 def test_stages_classify_lazily_then_combine():
     claim = MultiheadRescuesPermutations()
     assert claim.staged(TINY) and claim.staged(claim.params("full"))
-    assert not claim.staged(claim.params("quick"))  # the direct protocol: one stage
+    assert claim.staged(claim.params("quick"))  # direct: calibration, then the decision
     params, table = SCRIPTED, SCRIPT
     stages, results, combos = drive(claim, params, table)
     assert stages == [
@@ -229,10 +233,10 @@ def test_stages_classify_lazily_then_combine():
     a = claim.assess(params, results + partial)
     assert a.details["rescue"] is None and a.details["groups"]["bad"] == 0
     assert "it needs 2 bad heads (for the 2 bad bundles) and a good one" in a.explanation
-    # and the other way round: bundles that never learn against singles that always do
+    # singles that always learn leave nothing to rescue: not testable, whatever the bundles do
     singles = [fake(r.spec, [0.1, 0.99]) for r in results]
     a = claim.assess(params, singles + [fake(s, [0.1, 0.2]) for s in combos])
-    assert a.verdict is Verdict.REFUTED, a.explanation
+    assert a.reason is Reason.NOT_TESTABLE, a.explanation
 
 
 def test_a_list_left_short_at_max_candidates_is_explained_by_the_rate_of_its_label():
@@ -357,7 +361,8 @@ def test_the_protocol_runs_end_to_end_in_stages(store):
     assert len(outcome.run_keys) == (details["heads"]["single_head_runs"]
                                      + sum(details["groups"].values()))
     assert details["groups"]["random"] >= 1  # 4 random heads always make bundles of 3
-    assert details["test"]["n"] == [details["heads"]["candidates"], details["groups"]["random"]]
+    assert list(details["test"]["n"]) == [details["heads"]["candidates"],
+                                          details["groups"]["random"]]
     assert {"section5", "section5_curves"} <= set(outcome.assessment.figures)
     # a single-head run stops at its first evaluation above 0.95 (can_learn's "good"); bundles
     # train every step

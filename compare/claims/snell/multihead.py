@@ -41,6 +41,7 @@ in many seeds), so any gain is in the learning dynamics by construction.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -495,8 +496,9 @@ class MultiheadRescuesPermutations(Claim):
                    else acc_success_steps)
         steps_a, steps_b = success(single), success(multi)
         if params["protocol"] == "section5":
-            testable = precondition(steps_a, max(1, round(params["min_failures"] * len(steps_a)
-                                                          / params["calibration_seeds"])))
+            share = params["min_failures"] / params["calibration_seeds"]
+            testable = precondition(steps_a, max(1, math.ceil(share * len(steps_a))),
+                                    "single random heads' runs")
             if not testable.testable:
                 return Assessment(
                     verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,

@@ -65,13 +65,14 @@ class Testability:
     text: str
 
 
-def precondition(single_steps: Sequence[int | None], min_failures: int) -> Testability:
-    """Whether the single head fails in at least ``min_failures`` of these runs."""
+def precondition(single_steps: Sequence[int | None], min_failures: int,
+                 runs: str = "calibration runs") -> Testability:
+    """Whether the single head fails in at least ``min_failures`` of these ``runs``."""
     failures = sum(s is None for s in single_steps)
     n = len(single_steps)
     ok = failures >= min_failures
-    text = (f"a single head fails in {failures} of {n} calibration runs (the precondition "
-            f"needs {min_failures})")
+    text = (f"a single head fails in {failures} of {n} {runs} (the precondition needs "
+            f"{min_failures})")
     if not ok:
         text += (": it learns too reliably here to leave anything for more heads to rescue. "
                  "Testable where a single head fails often: a longer sequence (the paper's "

@@ -1,0 +1,127 @@
+"""The figures of the retrieval claims (musat2024.md §4-§5): the depth heat map, head
+emergence, the implicit curriculum's curves and attention maps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnverify import theory
+from attnverify.compare.claims.musat.protocols import LEARNED
+from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.empirics import RunResult
+
+
+def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
+                  groups: Sequence[Sequence[RunResult]]):
+    """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
+    query-only supervision, for every trained cell (mean over its seeds; a cell trained twice,
+    e.g. with and without distractors, shows its first group), with the bound min_layers(D)
+    as a line (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the
+    shaded cells under it have fewer layers than the bound."""
+    panels = [ic for ic in (True, False) if any(flag == ic for _, flag, _ in plan)]
+    shapes = [cell_shape(params, cell) for cell, _, _ in plan]
+    max_D = max([5, *(D for D, _, _ in shapes)])
+    max_layers = max([4, *(layers for _, layers, _ in shapes)])
+    fig, axes = new_figure(ncols=len(panels), width=4.0)
+    depths = np.arange(1, max_D + 1)
+    tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
+    for ax, ic in zip(axes, panels, strict=True):
+        drawn = set()
+        for (D, layers, _), (_, flag, _), runs in zip(shapes, plan, groups, strict=True):
+            if flag != ic or (D, layers) in drawn:
+                continue
+            drawn.add((D, layers))
+            kept = finished([final_query(r) for r in runs])[0]
+            acc = float(np.mean(kept)) if kept else float("nan")
+            ax.scatter([D], [layers], s=500, c=[acc], cmap="cividis", vmin=0, vmax=1,
+                       marker="s", edgecolors="black")
+            ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center", fontsize=7,
+                        color="white" if acc < 0.6 else "black")
+        ax.bar(depths, tops, width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
+               label="fewer layers than the bound (3^t < 2D)")
+        # the bound as a line: the top edge of the shaded cells, min_layers(D) - 1/2
+        ax.step(np.arange(0.5, max_D + 1.0), [*tops, tops[-1]], where="post",
+                color=PALETTE["theory"], label="bound: min_layers(D), smallest t with 3^t >= 2D")
+        ax.set_xlabel("chain length D (hops)")
+        ax.set_ylabel("layers t")
+        ax.set_xlim(0.5, max_D + 0.5)
+        ax.set_ylim(0, max_layers + 1.8)  # the top rows hold the legend, clear of the cells
+        ax.set_title(f"{'implicit curriculum' if ic else 'query-only'}: query accuracy",
+                     fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+    seeds = sorted({n for _, _, n in plan})
+    fig.suptitle(f"mean final query accuracy over {' or '.join(map(str, seeds))} seeds per cell "
+                 f"(K = {params['K']}, chance {1 / params['K']:.2f})", fontsize=9)
+    return fig
+
+
+def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]):
+    """Per-depth accuracy over training with head emergence steps marked."""
+    fig, (ax,) = new_figure(width=5.0)
+    colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
+    depths = sorted(int(k[9:]) for k in result.metrics if k.startswith("acc_depth"))
+    for colour, k in zip(colours, depths, strict=False):
+        ax.plot(result.eval_steps, result.metric(f"acc_depth{k}"), color=colour,
+                label=f"depth {k}")
+    ax.plot(result.eval_steps, result.metric("query_acc"), color=PALETTE["theory"],
+            linestyle="--", label="query")
+    for step, layer, head, role in events:
+        ax.axvline(step, color=PALETTE["grey"], linewidth=0.8, linestyle=":")
+        ax.annotate(f"L{layer}H{head} {role}", (step, 0.02), rotation=90, fontsize=6,
+                    color=PALETTE["grey"])
+    ax.set_xlabel("training step")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"per-depth accuracy, seed {result.spec.seed} (dotted: head emergence)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def ic_figure(groups: list[list[RunResult]]):
+    """Query accuracy over training, IC against query-only: every seed (thin) under the mean
+    over seeds with its 95% band (thick); diverged runs are drawn but left out of the mean."""
+    fig, (ax,) = new_figure()
+    for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
+                                   ("IC", "query-only"), strict=True):
+        runs_with_band(ax, runs, "query_acc", colour, f"{label} (mean, 95% CI; thin: seeds)")
+    ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("query accuracy (answer token)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title("implicit curriculum vs query-only")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]):
+    """Every head's attention map on one evaluation instance at the end of training; an emerged
+    head (``events``: ``HeadsEmergeInSequence.emerged``) is framed and titled with its role
+    and emergence step, the others are titled "not emerged"."""
+    maps = result.final.get("attention_example")
+    if maps is None:
+        fig, (ax,) = new_figure()
+        ax.text(0.5, 0.5, "no attention recorded", ha="center")
+        return fig
+    roles = {(layer, head): (role, step) for step, layer, head, role in events}
+    layers, heads = maps.shape[:2]
+    fig, axes = new_figure(ncols=heads, nrows=layers, width=2.0, height=2.0)
+    for i, ax in enumerate(axes):
+        layer, head = divmod(i, heads)
+        ax.imshow(maps[layer, head], cmap="Greys", vmin=0, vmax=1)
+        if (layer, head) in roles:
+            role, step = roles[layer, head]
+            title = f"L{layer} H{head}: {role} (step {step})"
+            for spine in ax.spines.values():
+                spine.set(visible=True, color=PALETTE["red"], linewidth=2)
+        else:
+            title = f"L{layer} H{head}: not emerged"
+        ax.set_title(title, fontsize=7)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    fig.suptitle(f"attention at the end of training, seed {result.spec.seed} (rows: query "
+                 "positions, columns: key positions; framed: emerged heads)", fontsize=9)
+    return fig

@@ -1,0 +1,86 @@
+"""The retrieval runs the Mușat claims share (musat2024.md §4, §9.2): the configurations of
+each profile, the cells they train and what the claims read off a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attnverify.empirics import Adam, RunResult, RunSpec
+from attnverify.empirics.retrieval import RetrievalTask
+from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
+
+PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
+                   "architecture unknown (musat2024.md §4)")
+
+NO_GRID: dict[str, Any] = {"D": (), "layers": (), "distractors": 0, "seeds": 0}
+RETRIEVAL: dict[str, dict[str, Any]] = {
+    # shallow: (D, layers, distractor statements) below min_layers(D), with distractors so
+    # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) with
+    # at least the refined bound + 1 layers; grid: more (D, layers) cells, trained with IC and
+    # query-only for the heat map only (every D with every layer count, ``seeds`` each)
+    "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
+              "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
+              "eval_size": 256, "seeds": 2, "grid": NO_GRID},
+    "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
+              "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
+              "eval_size": 512, "seeds": 3, "grid": NO_GRID},
+    "full": {"shallow": (4, 1, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
+             "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 500,
+             "eval_size": 1024, "seeds": 5,
+             "grid": {"D": (1, 2, 3, 4), "layers": (1, 2, 3, 4), "distractors": 4,
+                      "seeds": 2}},
+}
+
+
+Cell = str | tuple[int, ...]
+"""A trained configuration: a name in the parameters ("shallow", "deep") or (D, layers,
+distractors) itself (a grid cell)."""
+
+
+def cell_shape(params: dict[str, Any], cell: Cell) -> tuple[int, int, int]:
+    """(D, layers, distractor statements) of a cell."""
+    return (*(params[cell] if isinstance(cell, str) else cell), 0)[:3]
+
+
+def grid_cells(params: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """The heat map's extra cells: every D of the grid with every layer count."""
+    grid = params.get("grid", NO_GRID)
+    return [(D, layers, grid["distractors"]) for D in grid["D"] for layers in grid["layers"]]
+
+
+def retrieval_spec(params: dict[str, Any], cell: Cell, ic: bool, seed: int) -> RunSpec:
+    D, layers, distractors = cell_shape(params, cell)
+    return RunSpec(task=RetrievalTask(D=D, K=params["K"], vocab=params["vocab"], ic=ic,
+                                      distractors=distractors),
+                   model=RetrievalTransformerConfig(layers=layers, heads=params["heads"],
+                                                    d_model=params["d_model"]),
+                   optimizer=Adam(lr=params["lr"]), steps=params["steps"],
+                   batch_size=params["batch_size"], eval_every=params["eval_every"],
+                   eval_size=params["eval_size"], seed=seed)
+
+
+def final_query(result: RunResult) -> float:
+    """Final query accuracy (NaN for a diverged run: each claim says whether a crash counts as
+    a failed seed, where the claim is that the query is learned, or is left out, where a crash
+    would otherwise count as evidence that it is not)."""
+    return float("nan") if result.diverged else float(result.metric("query_acc")[-1])
+
+
+def finished(accs: list[float]) -> tuple[list[float], int]:
+    """The accuracies of the runs that did not diverge, and how many diverged."""
+    kept = [a for a in accs if np.isfinite(a)]
+    return kept, len(accs) - len(kept)
+
+
+def crossing_step(result: RunResult, name: str, threshold: float, hold: int) -> int | None:
+    """First evaluated step from which ``name`` stays >= threshold for ``hold`` evaluations
+    (with ``hold = 1`` this is ``RunResult.first_step_reaching``)."""
+    if result.diverged:
+        return None
+    above = result.metric(name) >= threshold
+    for i in range(len(above) - hold + 1):
+        if above[i:i + hold].all():
+            return int(result.eval_steps[i])
+    return None
