@@ -198,6 +198,12 @@ class Claim(ABC):
         ``verify --dry-run``). Default: no."""
         return False
 
+    def seed_plan(self, params: dict[str, Any]) -> str:
+        """How many seeds the claim may train at ``params`` when that depends on results
+        (sequential seeds, a precondition), in words for ``verify --dry-run``: the expected
+        and the maximum count. Default: nothing to add (the runs are fixed)."""
+        return ""
+
     @abstractmethod
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into

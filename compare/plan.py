@@ -43,6 +43,8 @@ class ClaimPlan:
     """``Claim.stage_note`` on the stored results of the stages before ``stage``."""
     keys: list[str] = field(default_factory=list)
     """The key of every run counted in ``runs``, stored or not (``runs pack --profile``)."""
+    seed_plan: str = ""
+    """``Claim.seed_plan``: expected and maximum seeds where results decide them."""
 
 
 EXTRAPOLATION = 4.0
@@ -108,8 +110,12 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
     stage; for a claim in stages, also the stages the store decides) and which of them the
     store lacks (``place`` puts a spec on the executor's device, as verify does)."""
     points = points or {}
-    return [_replay(claim, plan_params(claim, profile, overrides, points.get(claim.id)), store,
-                    place) for claim in claims]
+    plans = []
+    for claim in claims:
+        params = plan_params(claim, profile, overrides, points.get(claim.id))
+        plans.append(_replay(claim, params, store, place))
+        plans[-1].seed_plan = claim.seed_plan(params)
+    return plans
 
 
 def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
@@ -169,6 +175,9 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
         lines.append(f"{p.claim_id:<{width}}  {p.runs:>5}  {p.cached:>6}  "
                      f"{len(p.missing):>8}  {estimate(p.missing, rates).text()}"
                      f"{'  (+ stages)' if p.staged else ''}")
+    for p in plans:
+        if p.seed_plan:
+            lines.append(f"{p.claim_id}: {p.seed_plan}")
     for p in plans:
         if p.staged and p.stage > 1:
             lines.append(f"{p.claim_id}: stage {p.stage} to train, the stages before it replayed "

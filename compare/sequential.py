@@ -151,6 +151,24 @@ class SequentialDesign:
         efficacy, futility = self.boundaries()
         return _characteristics(self.looks, efficacy, futility, p)
 
+    def seed_text(self) -> str:
+        """Expected and maximum seeds, for dry runs."""
+        at = {p: self.operating_characteristics(p).expected_seeds for p in (self.p0, self.p1)}
+        return (f"sequential, {self.looks[0]} to {self.n_max} seeds: expected "
+                f"{at[self.p1]:.1f} at p = {self.p1} (H1), {at[self.p0]:.1f} at p = {self.p0} "
+                f"(H0)")
+
+    def oc_table(self, rates: Sequence[float]) -> str:
+        """The operating characteristics at ``rates`` as a markdown table (the methodology
+        document shows it; a test keeps the two equal)."""
+        lines = ["| true rate p | P(confirmed) | P(refuted) | P(budget reached) | expected "
+                 "seeds |", "|---|---|---|---|---|"]
+        for p in rates:
+            o = self.operating_characteristics(p)
+            lines.append(f"| {p:g} | {o.confirmed:.3f} | {o.refuted:.3f} | "
+                         f"{o.budget_reached:.3f} | {o.expected_seeds:.1f} |")
+        return "\n".join(lines)
+
     def describe(self) -> str:
         """The design in one line, for protocols and the dry run."""
         efficacy, futility = self.boundaries()

@@ -10,7 +10,9 @@ the paper), reimplemented in plain PyTorch with fairseq's defaults.
 ``norm="pre"`` gives the Pre-LN variant (with a final LayerNorm). The analysed query-key matrix
 is ``W = W_q^T W_k`` (d x d, biases ignored, §3.3): the score's bilinear part is ``c h^T W h'``.
 LocAteR (bao2024.md §4, candidates A/B/C of :mod:`theory.bao.locater`, recomputed here with
-autograd) adds ``locater * R(W)`` to the loss.
+autograd) adds ``locater * R(W)`` to the loss; ``locater_kind="F"`` is the plain control,
+R_F = ||W||_F^2 / d, which shrinks the whole of W (its mean too) instead of concentrating its
+spectrum around the mean.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class AttentionLMConfig(ModelConfig):
     locater_kind: str = "A"
 
     NORMS = ("post", "pre")
-    LOCATER_KINDS = ("A", "B", "C")
+    LOCATER_KINDS = ("A", "B", "C", "F")
 
     def validate(self) -> None:
         for name in ("d", "ffn"):
@@ -77,9 +79,12 @@ class AttentionLMConfig(ModelConfig):
 
 
 def locater_penalty(w: torch.Tensor, kind: str, m0: torch.Tensor) -> torch.Tensor:
-    """R_A, R_B (trace anchored at ``m0``, kappa = 1) or R_C of bao2024.md §4, differentiable."""
+    """R_A, R_B (trace anchored at ``m0``, kappa = 1) or R_C of bao2024.md §4, or the plain
+    Frobenius penalty R_F = ||W||_F^2 / d (a control, not LocAteR), differentiable."""
     d = w.shape[0]
     frob2 = (w * w).sum() / d
+    if kind == "F":
+        return frob2
     mean = torch.trace(w) / d
     if kind == "A":
         return frob2 - mean**2

@@ -15,6 +15,7 @@ from attnverify.compare.claims.bao import (
     TrainedSpectrumPredictsLocalization,
 )
 from attnverify.compare.claims.bao.training import lm_specs
+from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
 MC_CLAIMS = [c for c in select("bao") if not c.specs(c.params("smoke"))]
@@ -62,22 +63,65 @@ def fake_lm_results(params, var, ent, loss):
     return out
 
 
-@pytest.mark.parametrize(("loss_shift", "ent_shift", "expected"), [
-    (0.0, 0.1, Verdict.CONFIRMED),
-    (0.2, 0.1, Verdict.REFUTED),      # loss clearly worse than the 2% margin
-    (0.0, -0.1, Verdict.REFUTED),     # entropy falls
-    (0.0, 0.0, Verdict.INCONCLUSIVE),  # no entropy change
+def fake_run(spec, loss, entropy, variance, status="ok"):
+    metrics = {"loss": np.array([3.0, loss]), "attn_entropy_norm": np.array([0.5, entropy]),
+               "eig_var": np.array([1.0, variance])}
+    return RunResult(spec=spec, status=status, eval_steps=np.array([0, spec.steps]),
+                     metrics=metrics, train_loss=np.zeros(1))
+
+
+def locater_runs(params, arms, rng, noise=0.001, status=None):
+    """Calibration and decision runs of ``bao.locater_effect``: ``arms`` maps (kind,
+    coefficient) to (loss, entropy, eigen-variance); the stages as verify runs them."""
+    claim = LocaterEffect()
+    status = status or {}
+
+    def run(spec):
+        key = ("none", 0.0) if spec.model.locater == 0 else (spec.model.locater_kind,
+                                                             spec.model.locater)
+        loss, ent, var = arms.get(key, (3.0, 0.5, 1.0))
+        return fake_run(spec, loss + rng.normal(0, noise), ent + rng.normal(0, noise),
+                        var * np.exp(rng.normal(0, noise)), status.get((key, spec.seed), "ok"))
+
+    results = [run(s) for s in claim.specs(params)]
+    results += [run(s) for s in claim.followup(params, results)]
+    return results
+
+
+def test_locater_calibration_chooses_the_best_coefficient_and_a_matched_control():
+    params = LocaterEffect().params("quick")
+    arms = {("A", 0.01): (2.99, 0.5, 0.5), ("A", 0.1): (2.95, 0.55, 0.2),
+            ("A", 1.0): (2.97, 0.6, 0.05), **{("F", mu): (3.0, 0.5, 1.0 / (1 + 30 * mu))
+                                               for mu in (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)}}
+    results = locater_runs(params, arms, np.random.default_rng(0))
+    decision = [r for r in results if r.spec.seed < 200]
+    assert {(r.spec.model.locater_kind, r.spec.model.locater) for r in decision} == {
+        ("A", 0.0), ("A", 0.1), ("F", 0.1)}  # lowest loss; 1 / (1 + 3) nearest 0.2
+    assert sorted({r.spec.seed for r in decision}) == list(range(100, 108))
+    assert LocaterEffect().followup(params, results) == []
+
+
+@pytest.mark.parametrize(("arm", "verdict", "reason"), [
+    ((2.95, 0.55, 0.2), Verdict.CONFIRMED, Reason.DECIDED),      # 0.05 nats better
+    ((3.0, 0.5, 0.2), Verdict.REFUTED, Reason.DECIDED),          # no change: 0.01 rejected
+    ((3.05, 0.5, 0.2), Verdict.REFUTED, Reason.DECIDED),         # worse
+    ((2.95, 0.4, 0.2), Verdict.INCONCLUSIVE, Reason.CONFLICTING),  # better, entropy falls
 ])
-def test_locater_decision_rule(loss_shift, ent_shift, expected):
+def test_locater_decision_rule(arm, verdict, reason):
     params = LocaterEffect().params("smoke")
-    rng = np.random.default_rng(0)
-    n = params["seeds"]
-    noise = lambda: rng.normal(0, 0.001, n)  # noqa: E731
-    var = [1.0 + noise(), 0.1 + noise()]
-    ent = [0.5 + noise(), 0.5 + ent_shift + noise()]
-    loss = [1.0 + noise(), 1.0 + loss_shift + noise()]
-    a = LocaterEffect().assess(params, fake_lm_results(params, var, ent, loss))
-    assert a.verdict is expected, a.explanation
+    arms = {("A", 0.1): (3.1, 0.5, 0.5), ("A", 1.0): arm}
+    a = LocaterEffect().assess(params, locater_runs(params, arms, np.random.default_rng(1)))
+    assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+    assert a.details["lambda_star"] == 1.0
+
+
+def test_locater_needs_three_finished_pairs():
+    params = LocaterEffect().params("smoke")
+    arms = {("A", 1.0): (2.9, 0.6, 0.2)}
+    status = {(("A", 1.0), 100): "diverged"}
+    a = LocaterEffect().assess(params, locater_runs(params, arms, np.random.default_rng(2),
+                                                    status=status))
+    assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
 
 
 def test_spectrum_claim_follows_the_sign():
@@ -91,23 +135,10 @@ def test_spectrum_claim_follows_the_sign():
 
 def test_training_claims_end_to_end_at_smoke(store):
     executor = LocalExecutor(store, workers=1, progress=False)
-    for claim_id in ("bao.locater_effect", "bao.trained_spectrum_predicts_localization"):
-        outcome = evaluate(select(claim_id=claim_id)[0], "smoke", executor)
-        a = outcome.assessment
-        assert a.verdict in set(Verdict) and a.figures and a.n_seeds == 3
-        assert len(outcome.run_keys) == 6
-    assert len(executor.computed) == 6  # the second claim read the first claim's runs
-
-
-def test_a_run_diverging_with_locater_only_is_a_failed_seed():
-    params = LocaterEffect().params("smoke")
-    rng = np.random.default_rng(0)
-    n = params["seeds"]
-    noise = lambda: rng.normal(0, 0.001, n)  # noqa: E731
-    var, ent, loss = [1.0 + noise(), 0.1 + noise()], [0.5 + noise(), 0.6 + noise()], [
-        1.0 + noise(), 1.0 + noise()]
-    results = fake_lm_results(params, var, ent, loss)
-    assert LocaterEffect().assess(params, results).verdict is Verdict.CONFIRMED
-    results[n].status = "diverged"  # the first LocAteR seed; its baseline twin is fine
-    a = LocaterEffect().assess(params, results)
-    assert a.verdict is Verdict.REFUTED and "diverged with LocAteR only" in a.explanation
+    spectrum = evaluate(select(claim_id="bao.trained_spectrum_predicts_localization")[0],
+                        "smoke", executor)
+    assert spectrum.assessment.figures and len(spectrum.run_keys) == 6
+    locater = evaluate(select(claim_id="bao.locater_effect")[0], "smoke", executor)
+    # 2 calibration seeds x (none + 2 LocAteR + 2 control), then 3 decision seeds x 3 arms
+    assert len(locater.run_keys) == 2 * 5 + 3 * 3
+    assert locater.assessment.figures and locater.assessment.verdict in set(Verdict)

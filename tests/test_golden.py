@@ -85,6 +85,10 @@ FAMILIES: dict[str, RunSpec] = {
         task=RandomWalkLMTask(vocab=16, T=12),
         model=AttentionLMConfig(d=16, ffn=16, dropout=0.0, locater=0.1, locater_kind="C"),
         optimizer=Adam(lr=3e-3), **_COMMON),
+    "attention_lm_frobenius_control": RunSpec(
+        task=RandomWalkLMTask(vocab=16, T=12),
+        model=AttentionLMConfig(d=16, ffn=16, dropout=0.0, locater=0.1, locater_kind="F"),
+        optimizer=Adam(lr=3e-3), **_COMMON),
     "text_corpus_lm": RunSpec(task=TextCorpusTask.from_directory(GOLDEN_DIR / "corpus", T=8),
                               model=AttentionLMConfig(d=16, ffn=16, dropout=0.0),
                               optimizer=Adam(lr=3e-3), **_COMMON),

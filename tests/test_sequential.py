@@ -143,3 +143,20 @@ def test_p_value_agrees_with_the_boundaries(design: SequentialDesign) -> None:
             assert p <= design.alpha + 1e-12
         small += p <= design.alpha
     assert small / 2000 <= design.alpha + 3 * np.sqrt(design.alpha / 2000)
+
+
+def test_the_methodology_shows_the_designs_as_computed():
+    """docs/methodology.md's operating characteristics are the code's, to the digit."""
+    from pathlib import Path
+
+    from attnverify.compare.claims.snell.multihead_decision import operating_characteristics
+    from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
+
+    doc = (Path(__file__).parents[1] / "docs" / "methodology.md").read_text()
+    claim = SubsetLearnedEverySeed()
+    design = claim.design(claim.params("quick"))
+    assert design.describe() in doc
+    assert design.oc_table((0.5, 0.75, 0.85, 0.9, 0.95, 1.0)) in doc
+    for single, multi in ((0.4, 0.4), (0.4, 0.7), (0.4, 0.95)):
+        confirm, refute = operating_characteristics(10, single, multi)
+        assert f"| {single} | {multi} | {confirm:.3f} | {refute:.3f} |" in doc

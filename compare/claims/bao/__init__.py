@@ -2,6 +2,7 @@
 report. The theory they test is the spec's derivation under a stated token model, not
 the paper's own theorem (which was not available); every statistic says so."""
 
+from attnverify.compare.claims.bao.locater import LocaterEffect
 from attnverify.compare.claims.bao.moments import (
     AntrpVariantDisagrees,
     PropagationProbability,
@@ -14,10 +15,7 @@ from attnverify.compare.claims.bao.regimes import (
     SmallVarianceLocalizes,
     ZeroMeanNoSelectivity,
 )
-from attnverify.compare.claims.bao.training import (
-    LocaterEffect,
-    TrainedSpectrumPredictsLocalization,
-)
+from attnverify.compare.claims.bao.training import TrainedSpectrumPredictsLocalization
 
 CLAIMS = (
     ScoreMoments,

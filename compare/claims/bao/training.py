@@ -1,5 +1,6 @@
-"""Claims on trained one-layer attention language models (bao2024.md §4, §5 and §8.3): LocAteR's
-effect, and whether the trained spectrum tells how localized the trained attention is.
+"""Trained one-layer attention language models (bao2024.md §4, §5 and §8.3): the runs the Bao
+training claims share, and whether the trained spectrum tells how localized the trained
+attention is (LocAteR's effect is :mod:`attnverify.compare.claims.bao.locater`).
 
 The default task is the random-walk language task of :mod:`empirics.random_walk` (WikiText-2
 cannot be downloaded here); ``verify --corpus DIR`` trains on a local WikiText-format corpus
@@ -16,14 +17,10 @@ import numpy as np
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.bao.protocols import (
-    LOCATER_EFFECT,
-    TRAINED_SPECTRUM_PREDICTS_LOCALIZATION,
-)
-from attnverify.compare.plotting import PALETTE, new_figure, seed_band
+from attnverify.compare.claims.bao.protocols import TRAINED_SPECTRUM_PREDICTS_LOCALIZATION
+from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import mean_ci
 from attnverify.empirics import (
     Adam,
     AttentionLMConfig,
@@ -48,15 +45,6 @@ LM: dict[str, dict[str, Any]] = {
              "eval_every": 100, "eval_size": 256, "seeds": 5,
              "lambdas": (0.0, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)},
 }
-PRIMARY_LAMBDA = 1.0
-"""The coefficient the LocAteR verdict is read at: the largest of the spec's grid. Chosen after
-a one-seed pilot as the coefficient that moves its own target (the eigen-variance) the most,
-i.e. the strongest test of what a smaller spectrum does; every other coefficient is reported."""
-LOSS_MARGIN = 0.02
-"""Non-inferiority margin: LocAteR 'does not worsen' validation loss when the paired increase is
-below 2% of the unregularised loss (about 2% in perplexity)."""
-
-
 def lm_task(params: dict[str, Any]) -> TaskConfig:
     if params.get("corpus"):
         return TextCorpusTask.from_directory(params["corpus"], T=params["T"])
@@ -94,135 +82,6 @@ class _LMClaim(Claim):
         return lm_specs(params)
 
 
-class LocaterEffect(_LMClaim):
-    """``bao.locater_effect``: LocAteR (candidate A, bao2024.md §4) lowers the eigen-variance of
-    W_QK, raises validation attention entropy and does not worsen validation loss.
-
-    Paired per seed against the unregularised run, at the end of training: 95% Student-t
-    intervals of the differences. Confirmed at the primary coefficient when the variance
-    falls (interval below 0), the normalised entropy rises (interval above 0) and the loss
-    increase stays below the margin (interval below 2% of the base loss); refuted when any of
-    the three is significantly the other way; inconclusive otherwise. Diverged runs drop their
-    pair and are counted.
-    """
-
-    id = "bao.locater_effect"
-    protocol = LOCATER_EFFECT
-    kind = ClaimKind.PAPER
-    code_version = 1
-    statement = ("Training with LocAteR lowers eigen-variance, raises attention entropy and does "
-                 "not worsen validation loss (paired over seeds, with CIs).")
-    space: ClassVar[dict[str, Dimension]] = {
-        # weakest first: the shrunk counterexample is the smallest coefficient at which LocAteR
-        # no longer helps without cost (the claim decides at the one coefficient searched)
-        "locater": Dimension("LocAteR coefficient lambda (against lambda = 0, paired seeds)",
-                             values=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0)),
-    }
-
-    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
-        return {"lambdas": (0.0, point["locater"])}
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        groups = by_lambda(params, results)
-        base = groups[0.0]
-        table = {}
-        for lam, runs in groups.items():
-            if lam == 0.0:
-                continue
-            pairs = [(b, r) for b, r in zip(base, runs, strict=True)
-                     if not (b.diverged or r.diverged)]
-            row: dict[str, Any] = {"pairs": len(pairs),
-                                   "diverged": sum(r.diverged for r in runs),
-                                   "diverged_alone": sum(r.diverged and not b.diverged
-                                                         for b, r in zip(base, runs,
-                                                                         strict=True))}
-            for name in ("eig_var", "attn_entropy_norm", "loss", "eig_mean", "rank_res_ratio"):
-                if not all(name in run.metrics for pair in pairs for run in pair):
-                    continue  # the reported extras of older or constructed results
-                diff = [final(r, name) - final(b, name) for b, r in pairs]
-                row[name] = {"mean_diff": float(np.mean(diff)) if diff else float("nan"),
-                             "ci": list(mean_ci(diff)) if len(diff) > 1 else [-np.inf, np.inf]}
-            table[lam] = row
-        base_loss = float(np.nanmean([final(b, "loss") for b in base]))
-        margin = LOSS_MARGIN * base_loss
-        status = {lam: self._status(row, margin) for lam, row in table.items()}
-        lam = PRIMARY_LAMBDA if PRIMARY_LAMBDA in table else max(table)
-        primary = table[lam]
-        verdict, why = status[lam]
-        # fewer than two finished pairs give unbounded intervals: nothing can be decided
-        untestable = verdict is Verdict.INCONCLUSIVE and primary["pairs"] < 2
-        why = (f"at coefficient {lam} over {primary['pairs']} paired seeds, {why}: eigen-variance "
-               f"{primary['eig_var']['mean_diff']:+.3g}, normalised entropy "
-               f"{primary['attn_entropy_norm']['mean_diff']:+.3g}, validation loss "
-               f"{primary['loss']['mean_diff']:+.3g} nats (margin {margin:.3g})")
-        if "eig_mean" in primary and "rank_res_ratio" in primary:
-            why += (f"; reported, not decided on: eigen-mean "
-                    f"{primary['eig_mean']['mean_diff']:+.3g}, token diversity after attention "
-                    f"(res ratio) {primary['rank_res_ratio']['mean_diff']:+.3g}")
-        others = [f"λ={k:g}: {v[0]} ({v[1]})" for k, v in status.items() if k != lam]
-        if others:
-            why += ". Other coefficients: " + "; ".join(others)
-        return Assessment(
-            verdict=verdict,
-            theory="smaller eigen-variance at fixed mean -> localized, higher-entropy attention",
-            empirical={"value": primary["attn_entropy_norm"]["mean_diff"],
-                       "ci": primary["attn_entropy_norm"]["ci"],
-                       "confidence": 0.95,
-                       "at": f"change of normalised validation attention entropy, lambda={lam}"},
-            statistic=(f"paired differences (LocAteR - none) at step {params['steps']} over "
-                       f"{params['seeds']} seeds, coefficients {list(params['lambdas'])}, "
-                       f"task {results[0].spec.task.kind}"),
-            tolerance={"loss_margin": margin, "intervals": "95% Student-t",
-                       "why": "non-inferiority at 2% of the base loss; the primary coefficient "
-                              "is the grid's largest, fixed before the verdict (see "
-                              "PRIMARY_LAMBDA)"},
-            explanation=why, n_seeds=params["seeds"],
-            details={"by_lambda": {str(k): v for k, v in table.items()}, "base_loss": base_loss},
-            figures={"locater_curves": self._figure(groups)},
-            reason=Reason.NOT_TESTABLE if untestable else None)
-
-    @staticmethod
-    def _status(row: dict[str, Any], margin: float) -> tuple[Verdict, str]:
-        """The decision rule of the class docstring for one coefficient's paired differences."""
-        var_ci, ent_ci, loss_ci = (row[k]["ci"] for k in ("eig_var", "attn_entropy_norm",
-                                                           "loss"))
-        checks = {"variance falls": var_ci[1] < 0, "entropy rises": ent_ci[0] > 0,
-                  "loss not worse": loss_ci[1] < margin}
-        against = {"variance rises": var_ci[0] > 0, "entropy falls": ent_ci[1] < 0,
-                   "loss worse": loss_ci[0] > margin,
-                   # a run that diverged with LocAteR where its unregularised twin did not is a
-                   # failed seed: its validation loss is worse, whatever the other pairs say
-                   f"{row['diverged_alone']} run(s) diverged with LocAteR only":
-                       row["diverged_alone"] > 0}
-        if any(against.values()):
-            return Verdict.REFUTED, "significantly the other way: " + ", ".join(
-                k for k, v in against.items() if v)
-        if all(checks.values()):
-            return Verdict.CONFIRMED, "all three hold"
-        return Verdict.INCONCLUSIVE, "not significant: " + ", ".join(
-            k for k, v in checks.items() if not v)
-
-    @staticmethod
-    def _figure(groups: dict[float, list[RunResult]]):
-        fig, axes = new_figure(ncols=3, width=3.6)
-        colours = [PALETTE[c] for c in ("theory", "sky", "blue", "orange", "red", "purple")]
-        panels = (("loss", "validation loss (nats)"),
-                  ("attn_entropy_norm", "attention entropy / log i"),
-                  ("eig_var", r"eigen-variance of $W_{QK}$"))
-        for colour, (lam, runs) in zip(colours, groups.items(), strict=False):
-            ok = [r for r in runs if not r.diverged]
-            if not ok:
-                continue
-            steps = ok[0].eval_steps
-            for ax, (name, label) in zip(axes, panels, strict=True):
-                seed_band(ax, steps, [r.metric(name) for r in ok], colour, f"λ = {lam:g}")
-                ax.set_xlabel("training step")
-                ax.set_ylabel(label)
-        axes[2].set_yscale("log")
-        axes[0].legend(fontsize=7, title="mean, 95% CI over seeds", title_fontsize=7)
-        return fig
-
-
 class TrainedSpectrumPredictsLocalization(_LMClaim):
     """``bao.trained_spectrum_predicts_localization``: across trained models, eigen-variance of
     W_QK and validation attention entropy relate with the predicted sign (negative).
@@ -241,7 +100,8 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
     kind = ClaimKind.PAPER
     code_version = 1
     statement = ("Across trained models, eigen-variance and attention entropy relate with the "
-                 "predicted sign (more variance, lower entropy).")
+                 "predicted sign (more variance, lower entropy); observed across seeds within "
+                 "a LocAteR coefficient, not by intervening on the spectrum: a weak design.")
     PERMUTATIONS = 2000
 
     space: ClassVar[dict[str, Dimension]] = {

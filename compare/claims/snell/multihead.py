@@ -352,6 +352,13 @@ class MultiheadRescuesPermutations(Claim):
                 - len(kept_good) - len(kept_bad),
                 "single_head_runs": sum(st.seeds_run for st in states.values())}
 
+    def seed_plan(self, params: dict[str, Any]) -> str:
+        if params["protocol"] != "direct":
+            return ""
+        return (f"{params['calibration_seeds']} calibration runs, then {params['seeds']} "
+                f"decision runs per head count only where a single head fails in at least "
+                f"{params['min_failures']} of them")
+
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         """§5: the candidates drawn so far and the heads kept (the bundles are the last
         stage)."""

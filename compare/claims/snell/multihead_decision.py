@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import stats
+
 from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS, DECISION_SEEDS
 from attnverify.compare.decision import Decision, OneSided, decide
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
@@ -96,3 +99,19 @@ def rescue_decision(single_steps: Sequence[int | None], multi_steps: Sequence[in
     refutation = rate_difference_test(k1, n1, km, nm, MIN_RESCUE, "less")
     return decide(primary, ALPHA, secondary, refutation, BETA,
                   effect="more heads learning more often"), cmp
+
+
+def operating_characteristics(n: int, p_single: float, p_multi: float) -> tuple[float, float]:
+    """(P(confirmed), P(refuted)) of the count rule at ``n`` runs per head count and true
+    success rates ``p_single``, ``p_multi``, by enumerating every pair of counts (the
+    secondary tests left out: a conflict can only turn a decision into inconclusive)."""
+    confirm = refute = 0.0
+    pmf_a = stats.binom.pmf(np.arange(n + 1), n, p_single)
+    pmf_b = stats.binom.pmf(np.arange(n + 1), n, p_multi)
+    for a in range(n + 1):
+        for b in range(n + 1):
+            if rate_difference_test(a, n, b, n, 0.0, "greater") < ALPHA:
+                confirm += pmf_a[a] * pmf_b[b]
+            elif rate_difference_test(a, n, b, n, MIN_RESCUE, "less") < BETA:
+                refute += pmf_a[a] * pmf_b[b]
+    return float(confirm), float(refute)

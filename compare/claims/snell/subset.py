@@ -108,6 +108,9 @@ class SubsetLearnedEverySeed(Claim):
         outcomes = [s is not None for s in success_steps(list(results))]
         return self._specs(params, self.design(params).pending(outcomes))
 
+    def seed_plan(self, params: dict[str, Any]) -> str:
+        return self.design(params).seed_text()
+
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         k = sum(s is not None for s in success_steps(list(results)))
         return f"{k}/{len(results)} seeds learned so far"
