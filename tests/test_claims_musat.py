@@ -18,6 +18,7 @@ from attnverify.compare.claims.musat import (
     SufficientDepthLearns,
 )
 from attnverify.compare.claims.musat.runs import NO_GRID
+from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
 
@@ -56,25 +57,65 @@ def test_depth_bound_claim_refutes_a_wrong_closed_form(monkeypatch):
     assert claim.assess(claim.params("smoke"), []).verdict is Verdict.REFUTED
 
 
-@pytest.mark.parametrize(("claim_cls", "accs", "expected"), [
-    (ShallowModelsFail, [0.25, 0.26, 0.24], Verdict.CONFIRMED),
-    (ShallowModelsFail, [0.95, 0.97, 0.96], Verdict.REFUTED),
-    (SufficientDepthLearns, [0.97, 0.98, 0.99], Verdict.CONFIRMED),
-    (SufficientDepthLearns, [0.3, 0.25, 0.28], Verdict.REFUTED),
+TESTABLE_SHALLOW = {"shallow": (5, 2, 4), "control": (5, 4, 4), "shallow_seeds": 8,
+                    "seeds": 2, "grid": NO_GRID}
+"""D = 5 needs 3 layers: 2 are one below; the control has the refined bound + 1."""
+
+
+@pytest.mark.parametrize(("shallow", "control", "verdict", "reason"), [
+    ([0.25] * 8, [1.0, 1.0], Verdict.CONFIRMED, Reason.DECIDED),
+    ([0.25] * 6 + [0.95] * 2, [1.0, 1.0], Verdict.REFUTED, Reason.DECIDED),
+    ([0.25] * 7 + [0.95], [1.0, 1.0], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    ([0.25] * 8, [0.3, 1.0], Verdict.CONFIRMED, Reason.DECIDED),   # half the control learns
+    ([0.25] * 8, [0.3, 0.3], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),  # nothing learns
 ])
-def test_accuracy_rules(claim_cls, accs, expected):
-    claim = claim_cls()
-    params = {**claim.params("smoke"), "seeds": 3}
+def test_shallow_rule(shallow, control, verdict, reason):
+    claim = ShallowModelsFail()
+    params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
+    groups = [shallow, [1.0] * 2, [0.25] * 8, [0.25] * 2, control]
     specs = claim.specs(params)
-    results = [fake(s, [0.0, 0.1, accs[i % 3]]) for i, s in enumerate(specs)]
-    assert claim.assess(params, results).verdict is expected
+    accs = [acc for group in groups for acc in group]
+    assert len(specs) == len(accs)
+    a = claim.assess(params, [fake(s, [0.0, 0.1, acc]) for s, acc in zip(specs, accs,
+                                                                          strict=True)])
+    assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+
+
+def test_one_layer_cannot_test_the_shallow_claim():
+    claim = ShallowModelsFail()
+    params = claim.params("quick")
+    a = claim.assess(params, [fake(s, [0.0, 0.1, 0.08]) for s in claim.specs(params)])
+    assert a.reason is Reason.NOT_TESTABLE and "one layer at D = 2" in a.explanation
+
+
+@pytest.mark.parametrize(("learned", "verdict", "look"), [
+    ([True] * 6, Verdict.CONFIRMED, 2),
+    ([False] * 3, Verdict.REFUTED, 1),       # none of the first 3: p >= 0.9 rejected
+    ([True, True, False, True, True, True], Verdict.INCONCLUSIVE, 2),  # budget reached
+    ([True, True, False, False, True, False], Verdict.REFUTED, 2),
+])
+def test_sufficient_depth_sequential_rule(learned, verdict, look):
+    claim = SufficientDepthLearns()
+    params = claim.params("quick")
+    first = claim.specs(params)
+    assert [s.seed for s in first] == [100, 101, 102]
+    runs = [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(first, learned,
+                                                                       strict=False)]
+    more = claim.followup(params, runs)
+    if look == 1:
+        assert more == []
+    else:
+        assert [s.seed for s in more] == [103, 104, 105]
+        runs += [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(more, learned[3:],
+                                                                            strict=True)]
+    a = claim.assess(params, runs)
+    assert a.verdict is verdict and a.details["look"] == look, a.explanation
 
 
 def test_a_diverged_seed_is_a_failed_seed_for_sufficient_depth():
     claim = SufficientDepthLearns()
-    params = {**claim.params("smoke"), "seeds": 3}
+    params = {**claim.params("quick"), "looks": (3,)}
     results = [fake(s, [0.0, 0.5, 1.0]) for s in claim.specs(params)]
-    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
     results[1].status = "diverged"
     a = claim.assess(params, results)
     assert a.details["query_acc"] == [1.0, 0.0, 1.0] and a.n_seeds == 3
@@ -83,12 +124,12 @@ def test_a_diverged_seed_is_a_failed_seed_for_sufficient_depth():
 
 def test_sufficient_depth_names_the_seeds_that_learned_and_the_plateau():
     claim = SufficientDepthLearns()
-    params = {**claim.params("smoke"), "seeds": 3, "deep": (2, 4)}
+    params = {**claim.params("smoke"), "looks": (3,), "deep": (2, 4)}
     runs = [fake(s, [0.0, 0.5, acc], depths=[[1, 1, 1], [0, 1, 1], [0, 0.9, depth2]])
             for s, acc, depth2 in zip(claim.specs(params), [1.0, 0.25, 0.99], [1.0, 0.97, 1.0],
                                       strict=True)]
     a = claim.assess(params, runs)
-    assert "2 of 3 seeds at >= 0.9" in a.explanation and "[0.97]" in a.explanation
+    assert "2 of 3 seeds learned" in a.explanation and "[0.97]" in a.explanation
     assert "refined +2" in a.explanation and a.verdict is not Verdict.CONFIRMED
 
 
@@ -106,7 +147,7 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     groups = claim.groups(params, results)
     assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
     a = claim.assess(params, results)
-    assert a.verdict is Verdict.CONFIRMED  # decided on the shallow cell alone
+    assert a.reason is Reason.NOT_TESTABLE  # one layer: measured and drawn, not decided
     fig = a.figures["depth_heatmap"]
     labels = [[t.get_text() for t in ax.texts] for ax in fig.axes[:2]]
     # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once
@@ -122,7 +163,7 @@ def test_one_layer_is_compared_with_the_value_slot_level_too():
         params = {**claim.params("smoke"), "seeds": 2, "shallow": shallow, "grid": NO_GRID}
         specs = claim.specs(params)
         a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in specs])
-        assert expected in a.explanation and a.verdict is Verdict.CONFIRMED
+        assert expected in a.explanation and a.reason is Reason.NOT_TESTABLE
     params = {**claim.params("smoke"), "seeds": 2, "shallow": (5, 3, 4), "grid": NO_GRID}
     a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in claim.specs(params)])
     assert "value slot" not in a.explanation
@@ -154,9 +195,10 @@ def heads_run(spec, events, drop):
      "opposite orders"),
     ([[(0, "partner_from_first", 1), (1, "chain_next", 3)],
       [(0, "partner_from_first", 2), (1, "chain_next", 2)]], 0.5, Verdict.INCONCLUSIVE,
-     "in seed(s) 1 some roles emerge at the same evaluation"),
-    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)]] * 2, 0.1, Verdict.INCONCLUSIVE,
-     "in seed(s) 0, 1 no single-head ablation"),
+     "in seed(s) 101 some roles emerge at the same evaluation"),
+    # ablation is reported, not required
+    ([[(0, "partner_from_first", 1), (1, "chain_next", 3)]] * 2, 0.1, Verdict.CONFIRMED,
+     "below 0.3 in seed(s) 100, 101"),
 ])
 def test_heads_rule(orders, drop, expected, words):
     """Order, simultaneity and ablation decide, on constructed score histories."""
@@ -189,42 +231,59 @@ def test_attention_maps_name_the_emerged_heads():
                       "L1 H0: chain_next (step 100)", "L1 H1: not emerged"]
 
 
-@pytest.mark.parametrize(("ic", "query_only", "expected"), [
-    ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED),
-    ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.REFUTED),
+@pytest.mark.parametrize(("ic", "query_only", "verdict", "reason"), [
+    ([0.97, 0.98, 0.99], [0.3, 0.25, 0.28], Verdict.CONFIRMED, Reason.DECIDED),
+    # 3 of 3 each: a gap of 0.5 is not rejected at 3 seeds per arm
+    ([0.97, 0.98, 0.99], [0.99, 0.99, 1.0], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    ([0.97] * 6, [0.99] * 6, Verdict.REFUTED, Reason.DECIDED),
+    ([0.97, 0.98, 0.99], [0.3, 0.99, 0.28], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    ([0.3, 0.98, 0.3], [0.3, 0.25, 0.28], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
 ])
-def test_curriculum_rule(ic, query_only, expected):
+def test_curriculum_rule(ic, query_only, verdict, reason):
     claim = ImplicitCurriculumNeeded()
-    params = {**claim.params("smoke"), "seeds": 3}
+    params = {**claim.params("smoke"), "seeds": len(ic)}
     specs = claim.specs(params)
     results = [fake(s, [0.0, 0.1, (ic + query_only)[i]]) for i, s in enumerate(specs)]
-    assert claim.assess(params, results).verdict is expected
+    a = claim.assess(params, results)
+    assert (a.verdict, a.reason) == (verdict, reason), a.explanation
 
 
-def test_diverged_ic_seeds_fail_and_diverged_query_only_seeds_drop_their_pair():
+def test_diverged_ic_seeds_fail_and_diverged_query_only_seeds_are_left_out():
     claim = ImplicitCurriculumNeeded()
     params = {**claim.params("smoke"), "seeds": 3}
     specs = claim.specs(params)
     accs = [0.97, 0.98, 0.99, 0.3, 0.25, 0.28]
     results = [fake(s, [0.0, 0.1, accs[i]]) for i, s in enumerate(specs)]
-    results[0].status = "diverged"  # an IC seed: counted as accuracy 0, IC no longer learns
+    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    results[0].status = "diverged"  # an IC seed did not learn: 2 of 3 against 0 of 3
     a = claim.assess(params, results)
-    assert a.details["ic"] == [0.0, 0.98, 0.99] and a.verdict is not Verdict.CONFIRMED
-    results[0].status, results[3].status = "ok", "diverged"  # a query-only seed: pair dropped
+    assert a.details["ic_learned"] == [False, True, True] and a.verdict is not Verdict.CONFIRMED
+    results[0].status, results[3].status = "ok", "diverged"  # a query-only seed: left out
     a = claim.assess(params, results)
-    assert a.details["ic"] == [0.98, 0.99] and "dropped their pair" in a.explanation
+    assert a.details["query_only_learned"] == [False, False]
+    assert "1 diverged query-only run(s) left out" in a.explanation
 
 
-@pytest.mark.parametrize(("depth_hist", "expected"), [
-    ([[0.95, 1, 1], [0.1, 0.95, 1], [0.1, 0.2, 0.95]], Verdict.CONFIRMED),
-    ([[0.95, 1, 1], [0.1, 0.2, 0.95], [0.95, 1, 1]], Verdict.REFUTED),  # depth 2 two steps early
-    ([[0.95, 1, 1], [0.95, 1, 1], [0.1, 0.2, 0.3]], Verdict.INCONCLUSIVE),  # one depth >= 1
+@pytest.mark.parametrize(("depth_hist", "D", "expected"), [
+    ([[0.95, 1, 1, 1], [0.1, 0.95, 1, 1], [0.1, 0.2, 0.95, 1], [0, 0, 0, 0.95]], 3,
+     Verdict.CONFIRMED),
+    ([[0.95, 1, 1, 1], [0.1, 0.2, 0.95, 1], [0.95, 1, 1, 1], [0, 0, 0, 0.95]], 3,
+     Verdict.REFUTED),   # depth 2 two steps before depth 1
+    ([[0.95, 1, 1, 1], [0.1, 0.95, 1, 1], [0.1, 0.95, 1, 1], [0, 0, 0, 0.95]], 3,
+     Verdict.INCONCLUSIVE),  # depths 1 and 2 tie
+    ([[0.95, 1, 1], [0.1, 0.95, 1], [0.1, 0.2, 0.95]], 2, Verdict.INCONCLUSIVE),  # D = 2
+    ([[0.95, 1, 1], [0.1, 0.2, 0.95], [0.95, 1, 1]], 2, Verdict.REFUTED),
 ])
-def test_emergence_order_rule(depth_hist, expected):
+def test_emergence_order_rule(depth_hist, D, expected):
     claim = DepthsEmergeInOrder()
-    params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100, "deep": (2, 3)}
-    results = [fake(s, [0, 0, 0], depth_hist) for s in claim.specs(params)]
-    assert claim.assess(params, results).verdict is expected
+    params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100, "deep": (D, 4)}
+    steps = tuple(100 * i for i in range(len(depth_hist[0])))
+    results = [fake(s, [0] * len(steps), depth_hist, steps=steps)
+               for s in claim.specs(params)]
+    a = claim.assess(params, results)
+    assert a.verdict is expected, a.explanation
+    if D < 3 and expected is Verdict.INCONCLUSIVE:
+        assert a.reason is Reason.NOT_TESTABLE
 
 
 def test_training_claims_end_to_end_at_smoke(store):

@@ -3,9 +3,8 @@ The minimal formulation and the theory's integer forms are reconstructions [R]; 
 says so."""
 
 from attnverify.compare.claims.musat.bounds import ConstructionMeetsBound, DepthBoundClosedForm
+from attnverify.compare.claims.musat.emergence import DepthsEmergeInOrder, HeadsEmergeInSequence
 from attnverify.compare.claims.musat.training import (
-    DepthsEmergeInOrder,
-    HeadsEmergeInSequence,
     ImplicitCurriculumNeeded,
     ShallowModelsFail,
     SufficientDepthLearns,

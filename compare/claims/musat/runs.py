@@ -19,18 +19,26 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # shallow: (D, layers, distractor statements) below min_layers(D), with distractors so
     # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) with
     # at least the refined bound + 1 layers; grid: more (D, layers) cells, trained with IC and
-    # query-only for the heat map only (every D with every layer count, ``seeds`` each)
+    # query-only for the heat map only (every D with every layer count, ``seeds`` each);
+    # control: the shallow cell's D and distractors with the refined bound + 1 layers (the
+    # testability precondition of musat.shallow_models_fail; None where the shallow cell has
+    # one layer and cannot test the claim); looks: the sequential seed counts of
+    # musat.sufficient_depth_learns; shallow_seeds: the shallow cells' seeds
     "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
-              "eval_size": 256, "seeds": 2, "grid": NO_GRID},
+              "eval_size": 256, "seeds": 2, "grid": NO_GRID, "control": None,
+              "looks": (2,), "shallow_seeds": 2},
     "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
-              "eval_size": 512, "seeds": 3, "grid": NO_GRID},
-    "full": {"shallow": (4, 1, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
+              "eval_size": 512, "seeds": 3, "grid": NO_GRID, "control": None,
+              "looks": (3, 6), "shallow_seeds": 3},
+    # full: D = 5 needs 3 layers (3^t >= 2D), so 2 layers are one below the bound
+    "full": {"shallow": (5, 2, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
              "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 500,
              "eval_size": 1024, "seeds": 5,
              "grid": {"D": (1, 2, 3, 4), "layers": (1, 2, 3, 4), "distractors": 4,
-                      "seeds": 2}},
+                      "seeds": 2}, "control": (5, 4, 8), "looks": (5, 10, 15),
+             "shallow_seeds": 8},
 }
 
 
