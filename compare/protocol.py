@@ -15,6 +15,7 @@ for an inconclusive verdict why nothing was decided.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import asdict, dataclass
 from enum import StrEnum
@@ -52,6 +53,16 @@ class SeedBlock:
     use: SeedUse
     start: int
     note: str = ""
+
+
+def check_disjoint(**blocks: range) -> None:
+    """Raise ValueError when two named seed ranges overlap (a profile or ``--param`` with so
+    many seeds that a decision block would run into a calibration block)."""
+    named = sorted(blocks.items(), key=lambda item: item[1].start)
+    for (name_a, a), (name_b, b) in itertools.pairwise(named):
+        if a and b and a.stop > b.start:
+            raise ValueError(f"the {name_a} seeds {a.start}..{a.stop - 1} run into the "
+                             f"{name_b} seeds from {b.start}; use fewer seeds")
 
 
 @dataclass(frozen=True)

@@ -125,11 +125,13 @@ class Report:
         holm_ok = sum(adjusted[o.claim.id]["holm"] < FAMILY_ALPHA for o in tested)
         bh_ok = sum(adjusted[o.claim.id]["bh"] < FAMILY_ALPHA for o in tested)
         return (f"The headline counts each claim's own verdict. Adjusted over the "
-                f"{len(adjusted)} of {len(paper)} paper claims whose rule has a primary "
-                f"p-value: {holm_ok} of their {len(tested)} confirmations stay below "
-                f"{FAMILY_ALPHA} after Holm (family-wise), {bh_ok} after Benjamini-Hochberg "
-                f"(false discovery rate); {len(confirmed) - len(tested)} confirmations come "
-                f"from rules without a p-value (interval rules) and are not adjusted.")
+                f"{len(adjusted)} of {len(paper)} paper claims whose rule gave a primary "
+                f"p-value here: {holm_ok} of their {len(tested)} confirmations stay below "
+                f"{FAMILY_ALPHA} after Holm (family-wise, valid under any dependence), "
+                f"{bh_ok} after Benjamini-Hochberg (false discovery rate, which assumes "
+                f"independent or positively dependent tests; some claims share runs); "
+                f"{len(confirmed) - len(tested)} confirmations come from rules without a "
+                f"p-value (interval or deterministic rules) and are not adjusted.")
 
     def claim_records(self, figure_paths: dict[str, list[str]]) -> list[dict[str, Any]]:
         records = []

@@ -34,7 +34,7 @@ from attnverify.compare.claims.bao.protocols import LOCATER_EFFECT
 from attnverify.compare.claims.bao.training import LM, PAPER_LM, final, lm_specs
 from attnverify.compare.decision import OneSided, decide
 from attnverify.compare.plotting import PALETTE, new_figure, seed_band
-from attnverify.compare.protocol import Reason
+from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import RunResult, RunSpec
@@ -149,6 +149,12 @@ class LocaterEffect(Claim):
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
         return {"lambdas": (point["locater"],)}
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        super().check_params(params)
+        check_disjoint(decision=range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"]),
+                       calibration=range(CALIBRATION_SEEDS,
+                                         CALIBRATION_SEEDS + params["calibration_seeds"]))
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         arms = ([(0.0, "A")] + [(lam, "A") for lam in params["lambdas"]]

@@ -256,7 +256,9 @@ LOCATER_EFFECT = Protocol(
     test="one-sided paired t-tests on the loss changes",
     confirm=("mean change < 0 at p < 0.025, unless the entropy change is significantly "
              "negative (then inconclusive: conflicting evidence)"),
-    refute="mean change > -0.01 nats at p < 0.10: an improvement of 1% is rejected",
+    refute=("mean change > -0.01 nats at p < 0.10: an improvement of 1% is rejected (unless "
+            "the loss or the entropy test is significant toward H1 at 0.025: then "
+            "inconclusive, conflicting evidence)"),
     alpha=0.025, beta=0.10,
     readout=("the last evaluation of each run (the final step) on the validation batch; a "
              "pair with a diverged run is dropped and counted"),
@@ -285,7 +287,8 @@ TRAINED_SPECTRUM_PREDICTS_LOCALIZATION = Protocol(
     endpoint=("the mean over LocAteR coefficients of the within-coefficient Spearman "
               "correlation, across seeds, of final W_QK eigen-variance and final normalised "
               "validation attention entropy"),
-    unit=("one trained model per seed and coefficient (the runs of bao.locater_effect); "
+    unit=("one trained model per seed and coefficient (seeds from 0, coefficients 0, 0.01, "
+          "0.1, 1 at quick; not the blocks of bao.locater_effect); "
           "coefficients with 3 or more finished runs are the strata"),
     h0="no relation within coefficients: the entropies are exchangeable across its seeds",
     h1="a negative relation (mean within-coefficient Spearman below 0; no smallest effect set)",

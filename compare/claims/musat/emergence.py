@@ -29,14 +29,16 @@ class DepthsEmergeInOrder(RetrievalClaim):
     order of depth, for the depths >= 1 that are learned (depth 0, the token itself, is
     learned at once and proves nothing).
 
-    Protocol (``ORDER_PROTOCOL``): testable where D >= 3 (an order beyond one pair) and every
-    seed learns two depths >= 1. Refuted when a seed learns a deeper depth more than one
-    evaluation interval before a shallower one; confirmed when every seed is strictly ordered
-    (every deeper learned depth crosses at a later evaluation); a deeper depth crossing at the
-    same evaluation or one interval earlier is a tie the grid cannot order: inconclusive.
+    Protocol (``ORDER_PROTOCOL``): testable where D >= 3 (an order beyond one pair). Refuted
+    when a seed learns a deeper depth at an earlier evaluation than a shallower one (a depth
+    never learned counts as later than every learned one); confirmed when every seed learns
+    every depth 1..D, each at a later evaluation than the depth before; two depths crossing
+    at the same evaluation are a tie the grid cannot order, and depths not all learned leave
+    the order incomplete: inconclusive (budget reached).
 
-    Changed on 2026-11-25 (docs/methodology.md): D = 2 (one pair of depths) confirmed, and
-    ties counted as ordered.
+    Changed on 2026-11-25 (docs/methodology.md): D = 2 (one pair of depths) confirmed, an
+    inversion by one evaluation interval was tolerated and a depth never learned was left
+    out of the order.
     """
 
     id = "musat.depths_emerge_in_order"
@@ -54,15 +56,15 @@ class DepthsEmergeInOrder(RetrievalClaim):
         rows = []
         for r in results:
             steps = [r.first_step_reaching({f"acc_depth{k}": LEARNED}) for k in range(D + 1)]
-            # depth 0 is the token itself (learned at once): only depths >= 1 test an order
-            learned = [(k, s) for k, s in enumerate(steps) if s is not None and k >= 1]
-            pairs = [(a, sa, b, sb) for (a, sa) in learned for (b, sb) in learned if a < b]
+            # depth 0 is the token itself (learned at once): only depths >= 1 test an order;
+            # a depth never learned crosses "after the budget", later than any that is
+            at = [float("inf") if s is None else s for s in steps]
+            pairs = [(a, b) for a in range(1, D + 1) for b in range(a + 1, D + 1)
+                     if np.isfinite(at[a]) or np.isfinite(at[b])]
             rows.append({"seed": r.spec.seed, "crossing_steps": steps,
-                         "learned_depths": len(learned),
-                         "inversions": [(a, b) for a, sa, b, sb in pairs if sb < sa - tie],
-                         # the deeper depth at the same evaluation or one interval earlier:
-                         # within the grid's resolution, neither order nor inversion
-                         "ties": [(a, b) for a, sa, b, sb in pairs if sa - tie <= sb <= sa]})
+                         "learned_depths": sum(s is not None for s in steps[1:]),
+                         "inversions": [(a, b) for a, b in pairs if at[b] < at[a]],
+                         "ties": [(a, b) for a, b in pairs if at[b] == at[a]]})
         why = "; ".join(f"seed {row['seed']}: depth crossings {row['crossing_steps']}"
                         for row in rows)
         reason = None
@@ -74,15 +76,14 @@ class DepthsEmergeInOrder(RetrievalClaim):
             why = (f"not testable here: D = {D} orders at most one pair of depths >= 1, which a "
                    f"random order passes half the time; D >= 3 (the full profile) orders "
                    f"three or more. Measured anyway: {why}")
-        elif not rows or any(row["learned_depths"] < 2 for row in rows):
-            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why += (" -- fewer than two depths >= 1 learned in some seed: no order to test "
-                    "(a longer budget would make it testable)")
+        elif not rows or any(row["learned_depths"] < D for row in rows):
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
+            why += (f" -- not every depth 1..{D} is learned in every seed within the budget, "
+                    f"so the order is incomplete (a longer budget would complete it)")
         elif any(row["ties"] for row in rows):
             verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
-            why += (f" -- a deeper depth crosses at the same evaluation as a shallower one or "
-                    f"one interval ({tie} steps) before it, which this grid cannot order (a "
-                    f"finer evaluation near the crossings would)")
+            why += (f" -- two depths cross at the same evaluation, which this grid ({tie} "
+                    f"steps) cannot order (a finer evaluation near the crossings would)")
         else:
             verdict = Verdict.CONFIRMED
         return Assessment(
@@ -91,7 +92,7 @@ class DepthsEmergeInOrder(RetrievalClaim):
                        "at": "fraction of seeds with depths in order"},
             statistic=(f"first step with per-depth accuracy >= {LEARNED}, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
-            tolerance={"tie": f"{tie} steps (one evaluation interval)",
+            tolerance={"resolution": f"{tie} steps (one evaluation interval)",
                        "why": "crossings are only seen at evaluation steps"},
             explanation=why, n_seeds=len(rows), details={"seeds": rows})
 
@@ -105,8 +106,8 @@ class HeadsEmergeInSequence(RetrievalClaim):
     evaluations. Heads within a layer are interchangeable and often learn one role redundantly,
     so events are (layer, role) at their first emergence. Consistent order: no two roles emerge
     in opposite orders (by more than one evaluation interval) in two seeds. One at a time: the
-    roles of a seed emerge at different evaluations. Confirmed when both hold and two seeds
-    share two roles to order; refuted on an order contradiction; not testable without
+    roles of a seed emerge at different evaluations. Confirmed when both hold and every pair
+    of seeds shares two roles to order; refuted on an order contradiction; not testable without
     emergence or shared roles; roles in the same evaluation cannot be ordered by this grid
     (budget reached). Ablation (zeroing each emerged head at the end, the largest per-depth
     accuracy drop) is reported, not required.
@@ -186,8 +187,8 @@ class HeadsEmergeInSequence(RetrievalClaim):
                 db = b["_first"][x] - b["_first"][y]
                 if (da > tie and db < -tie) or (da < -tie and db > tie):
                     contradictions.append((a["seed"], b["seed"], x, y))
-        comparable = any(len(set(a["_first"]) & set(b["_first"])) >= 2
-                         for a, b in itertools.combinations(rows, 2))
+        comparable = len(rows) >= 2 and all(len(set(a["_first"]) & set(b["_first"])) >= 2
+                                            for a, b in itertools.combinations(rows, 2))
         not_single = [str(row["seed"]) for row in rows if not row["one_at_a_time"]]
         weak = [str(row["seed"]) for row in rows if row["max_ablation_drop"] < 0.3]
         reason = None
@@ -202,7 +203,7 @@ class HeadsEmergeInSequence(RetrievalClaim):
                    "role) emerge in opposite orders")
         elif not comparable:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = "no two seeds share two roles to order"
+            why = "some pair of seeds does not share two roles to order"
         elif not_single:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
             why = (f"no contradiction between seeds, but in seed(s) {', '.join(not_single)} "

@@ -39,7 +39,8 @@ SHALLOW_PROTOCOL = Protocol(
     endpoint=("whether a model with min_layers(D) - 1 >= 2 layers, trained with the implicit "
               "curriculum, stays near chance on the query (final accuracy <= 1/K + 0.1), per "
               "seed"),
-    unit="per-seed indicator 'near chance' (a diverged run is left out)",
+    unit=("per-seed indicator 'near chance' (the shallow cell's seeds must all finish: a "
+          "diverged run makes the claim not testable)"),
     h0="the shallow model stays near chance in at most half of the seeds",
     h1="it stays near chance in 95% of the seeds or more",
     test="exact binomial test of the indicator count (one look of the sequential design)",
@@ -81,7 +82,8 @@ SUFFICIENT_PROTOCOL = Protocol(
 IC_PROTOCOL = Protocol(
     endpoint=("the success rate (final query >= 0.9) under the implicit curriculum against "
               "query-only supervision, at the same cell, size and budget (the 'deep' cell)"),
-    unit="per-seed success indicator per arm (a diverged run is a failed seed)",
+    unit=("per-seed success indicator per arm (a diverged IC run is a failed seed; a diverged "
+          "query-only run is left out: a crash is no evidence that query-only fails)"),
     h0="IC succeeds no more often than query-only",
     h1=f"IC succeeds more often by at least {IC_MIN_GAP} in rate",
     test=("exact unconditional test of the difference of two rates (Suissa-Shuster, "
@@ -94,7 +96,10 @@ IC_PROTOCOL = Protocol(
     secondary=("the paired difference of final query accuracies (mean)",
                "query accuracy curves of both arms (figure)"),
     seeds=SEEDS,
-    weaknesses=("3 seeds per arm at quick: only 3 of 3 against 0 of 3 can confirm", BUDGET))
+    weaknesses=("3 seeds per arm at quick: only 3 of 3 against 0 of 3 can confirm", BUDGET,
+                "the precondition is measured on the IC runs that also decide: where IC "
+                "learns in fewer than half, a refutation the counts would give is reported "
+                "as not testable"))
 
 
 ORDER_PROTOCOL = Protocol(
@@ -104,23 +109,24 @@ ORDER_PROTOCOL = Protocol(
     h0="some deeper depth is learned before a shallower one",
     h1="in every seed the learned depths >= 1 cross in increasing order",
     test="per-seed check of the crossing steps; no statistical test",
-    confirm=("every seed strictly ordered: each deeper learned depth crosses at a later "
-             "evaluation than each shallower one, with at least two depths >= 1 learned"),
-    refute=("a seed in which a deeper depth first reaches 0.9 more than one evaluation "
-            "interval before a shallower one"),
+    confirm=("every seed learns every depth 1..D, each at a later evaluation than the depth "
+             "before"),
+    refute=("a seed in which a deeper depth first reaches 0.9 at an earlier evaluation than a "
+            "shallower one (a depth never learned counts as later than any learned one)"),
     alpha=None, beta=None, frozen=FROZEN,
-    error_rates=("a deterministic rule without an error rate; with D >= 3 each seed orders at "
-                 "least three depths, which a random order passes with probability 1/6"),
+    error_rates=("a deterministic rule without an error rate; a confirmation needs every seed "
+                 "to order all D >= 3 depths, which a random order passes with probability "
+                 "1/D! (1/6 at D = 3) per seed"),
     readout="the first evaluation at which acc_depth{k} >= 0.9 (no hold), k = 1..D",
-    precondition=("D >= 3 (an order of depths beyond a single pair), and at least two depths "
-                  ">= 1 reach 0.9 in every seed; a deeper depth crossing at the same "
-                  "evaluation as a shallower one, or one interval before it, is a tie, which "
-                  "makes the verdict inconclusive (a finer evaluation grid would order it)"),
+    precondition=("D >= 3 (an order of depths beyond a single pair); two depths crossing at "
+                  "the same evaluation are a tie and depths not all learned leave the order "
+                  "incomplete, both inconclusive (budget reached)"),
     secondary=("depth 0's crossing step (the token itself, learned at once)",
                "fraction of seeds in order"),
     seeds=SEEDS,
     weaknesses=("no statistical test: every seed ordered confirms, one inversion refutes",
-                "a crossing is one evaluation at >= 0.9 (no hold)",
+                "a crossing is one evaluation at >= 0.9 (no hold), so a transient spike can "
+                "make an inversion",
                 "0.9 is the spec's example threshold, not calibrated",
                 "at quick D = 2: not testable there"))
 
@@ -135,7 +141,7 @@ HEADS_PROTOCOL = Protocol(
     h1=("in every seed roles emerge at distinct evaluations, and no two seeds order two "
         "shared roles oppositely by more than one evaluation interval"),
     test="deterministic checks on the emergence steps; no statistical test",
-    confirm=("every seed has an emerged role; some pair of seeds shares two (layer, role) "
+    confirm=("every seed has an emerged role; every pair of seeds shares two (layer, role) "
              "events; no order contradiction; every seed's events at distinct evaluations"),
     refute=("two seeds order two shared (layer, role) events oppositely, each by more than one "
             "evaluation interval"),
@@ -143,13 +149,15 @@ HEADS_PROTOCOL = Protocol(
     error_rates=("deterministic checks on 3 to 15 seeds without an error rate; the thresholds "
                  "(score 0.5, 3 evaluations) are the project's, not calibrated"),
     readout="structural head scores at every evaluation",
-    precondition=("a head emerges in every seed that did not diverge, and two seeds share two "
-                  "(layer, role) events to order"),
+    precondition=("a head emerges in every seed that did not diverge, and every pair of seeds "
+                  "shares two (layer, role) events to order"),
     secondary=("single-head zero-ablation at the end: the largest per-depth accuracy drop "
                "(reported, not required)", "each seed's best structural score",
                "attention maps of the first seed"),
     seeds=SEEDS,
-    weaknesses=("no statistical test: one opposite order between two seeds refutes",
+    weaknesses=("no statistical test and no error rate: a confirmation rests on the shared "
+                "roles of each pair of seeds agreeing, which with two shared roles a random "
+                "order does half the time per pair; one opposite order refutes",
                 "events in the same evaluation make 'one at a time' undecidable there "
                 "(inconclusive), not refuted",
                 "the paper judged emergence by inspection; the scores, roles and thresholds "

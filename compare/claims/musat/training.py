@@ -60,7 +60,7 @@ from attnverify.compare.claims.musat.runs import (
 )
 from attnverify.compare.decision import OneSided, decide
 from attnverify.compare.protocol import Reason
-from attnverify.compare.sequential import SequentialDesign
+from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci, rate_difference_test
 from attnverify.empirics import RunResult, RunSpec
@@ -280,8 +280,8 @@ class SufficientDepthLearns(RetrievalClaim):
         lo, hi = binomial_ci(result.successes, n) if n else (float("nan"), float("nan"))
         return Assessment(
             verdict=verdict, reason=reason,
-            p_value=design.p_value(result) if reason is Reason.DECIDED or
-            reason is Reason.BUDGET_REACHED else None,
+            p_value=design.p_value(result) if result.look and result.stop is not Stop.CONTINUE
+            and reason is not Reason.NOT_TESTABLE else None,
             theory=f"p >= {SUFFICIENT_DESIGN['p1']} of seeds learn",
             empirical={"value": result.successes / n if n else None, "ci": [lo, hi],
                        "confidence": 0.95, "quantity": "fraction of seeds that learn",

@@ -148,8 +148,9 @@ class KtiwPrecedesAttention(Claim):
     later" when its step is <= the attention step: a tie (both crossed within the same
     evaluation interval) is no later at the schedule's resolution and is reported separately;
     no slack beyond that. The per-seed outcomes are counted with
-    ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: permutation and subset runs on
-    seeds 0, 1, ... (the seeds the rule was developed on).
+    ``every_seed_verdict`` (every seed, Clopper-Pearson). Runs: the permutation and subset runs
+    of ``snell.permutation_is_hard`` (shared), on the fresh decision seeds from
+    ``DECISION_SEEDS`` since 2026-11-25 (the rule was developed on seeds 0 to 19).
     """
 
     id = "snell.ktiw_precedes_attention"
@@ -165,9 +166,7 @@ class KtiwPrecedesAttention(Claim):
     threshold = 0.5
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return ([copy_spec(params, "permutation", params["L"], s) for s in range(params["seeds"])]
-                + [copy_spec(params, "subset", params["subset_V"], s)
-                   for s in range(params["seeds"])])
+        return PermutationIsHard().specs(params)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         rows = []
@@ -233,7 +232,8 @@ one (L = 40: kappa(52) ~ kappa(160), kappa(44) ~ kappa(320))."""
 
 
 ALPHA_BRANCH = 0.025
-"""Per-branch one-sided level of ``snell.kappa_predicts_learning_speed`` (0.05 over two)."""
+"""Per-branch one-sided level of ``snell.kappa_predicts_learning_speed`` (both branches to
+confirm: level 0.025; either to refute: at most 0.05)."""
 
 
 def branch_names(names: Sequence[str]) -> str:
@@ -258,7 +258,8 @@ class KappaPredictsLearningSpeed(Claim):
     V is faster, which no "larger V is harder" effect gives; on the falling branch (V >= the
     peak) it says slower, which no "larger V is easier" effect gives. So the test is one
     Spearman correlation of V and speed per branch, over the subset runs, each one-sided in
-    kappa's direction at 0.025 (Bonferroni over the two): confirmed when both branches go
+    kappa's direction at 0.025 (confirming needs both: an intersection-union test at level
+    0.025; refuting takes either, at most 0.05): confirmed when both branches go
     kappa's way significantly (speed peaks inside the sweep, which no monotone V effect
     explains), refuted when either goes against kappa significantly, inconclusive otherwise.
     Speed of a seed = 1 / steps-to-success (0 for a failure). The permutation runs (V = L,
@@ -383,7 +384,8 @@ class KappaPredictsLearningSpeed(Claim):
                       f"each side of the kappa(V, L={length}) peak, subset vocabularies "
                       f"{sizes} x {params['seeds']} seeds ({scale_text(params)})",
             tolerance={"alpha_per_test": ALPHA_BRANCH,
-                       "why": "two one-sided tests at 0.05 family-wise, Bonferroni"},
+                       "why": "two one-sided tests at 0.025: both to confirm "
+                              "(intersection-union, level 0.025), either to refute (<= 0.05)"},
             explanation=why, n_seeds=len(subset),
             details={"runs": [{k: v for k, v in row.items() if k != "speed"} for row in rows],
                      "branches": branches},

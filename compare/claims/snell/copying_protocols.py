@@ -20,7 +20,8 @@ PERMUTATION_IS_HARD = Protocol(
          "normal approximation)",
     confirm="log-rank p (permutations slower) < 0.025, unless a test is significant the "
             "other way (then inconclusive: conflicting evidence)",
-    refute="log-rank p (permutations faster) < 0.025",
+    refute=("log-rank p (permutations faster) < 0.025, unless Fisher is significant toward "
+            "H1 (then inconclusive: conflicting evidence)"),
     alpha=0.025, beta=None,
     error_rates="refuting needs the opposite effect at 0.025, stronger evidence than "
                 "rejecting a smallest effect would; no smallest effect is declared for a "
@@ -54,12 +55,12 @@ KTIW_PRECEDES = Protocol(
     precondition="at least 6 seeds whose attention accuracy reaches 0.5 (fewer can never "
                  "confirm)",
     secondary=("the number of ties", "the median lead in steps"),
-    seeds=(SeedBlock(SeedUse.DECISION, 0, DEVELOPED),),
+    seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "the runs of snell.permutation_is_hard"),
+           SeedBlock(SeedUse.DEVELOPMENT, 0, "the rule was developed on these")),
     weaknesses=("the seeds that count are selected on an outcome (attention learned)",
                 "ties at the evaluation grid's resolution count for the claim",
                 "confirming needs every seed while refuting needs the interval: a single "
-                "exception makes the verdict inconclusive at a dozen seeds",
-                "the decision seeds are the development seeds"))
+                "exception makes the verdict inconclusive at a dozen seeds"))
 
 KAPPA_SPEED = Protocol(
     endpoint="on each side of the kappa peak, the rank correlation of V and learning speed "

@@ -51,7 +51,6 @@ import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
-    CALIBRATION_SEEDS,
     COPYING,
     DECISION_SEEDS,
     SUCCESS_ACC_ONLY,
@@ -64,12 +63,13 @@ from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
     BETA,
     MIN_RESCUE,
+    PRECONDITION_SEEDS,
     PROTOCOL,
     precondition,
     rescue_decision,
 )
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
-from attnverify.compare.protocol import Reason
+from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
@@ -191,7 +191,7 @@ class MultiheadRescuesPermutations(Claim):
     significant against the primary's confirmation or refutation makes the verdict
     inconclusive (conflicting evidence). Testability: at the direct protocol the single head
     must fail in at least ``min_failures`` of ``calibration_seeds`` calibration runs (seeds
-    from ``CALIBRATION_SEEDS``), else the claim is not testable there and the decision runs
+    from ``PRECONDITION_SEEDS``), else the claim is not testable there and the decision runs
     are not trained; at §5, the single random heads must fail that often. Under §5 the random
     bundles share heads (8 of 30), so they are not independent draws; the test treats them as
     such (stated in the report). Reported, not decided on: 7 bad + 1 good against 8 bad
@@ -217,7 +217,7 @@ class MultiheadRescuesPermutations(Claim):
                   "calibration_seeds": 2, "min_failures": 1, **SECTION5},
         # L = 40 (the paper's length) at quick's width: a single head fails in 5 of 8
         # calibration seeds there, against 1 of 8 at L = 20
-        "quick": {**COPYING["quick"], "L": 40, "seeds": 10, "heads": 8, "protocol": "direct",
+        "quick": {**COPYING["quick"], "L": 40, "seeds": 8, "heads": 8, "protocol": "direct",
                   "calibration_seeds": 8, "min_failures": 3, **SECTION5},
         "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400,
                  "protocol": "section5", "calibration_seeds": 8, "min_failures": 3,
@@ -247,10 +247,13 @@ class MultiheadRescuesPermutations(Claim):
         if params["heads"] < 2:
             raise ValueError(f"heads must be an integer >= 2 (more heads than one); got "
                              f"{params['heads']!r}")
+        check_disjoint(decision=range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"]),
+                       precondition=range(PRECONDITION_SEEDS,
+                                          PRECONDITION_SEEDS + params["calibration_seeds"]))
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         if params["protocol"] == "direct":  # the calibration runs; the decision follows
-            return [self._spec(params, CALIBRATION_SEEDS + i, 1)
+            return [self._spec(params, PRECONDITION_SEEDS + i, 1)
                     for i in range(params["calibration_seeds"])]
         return self._first_seeds(params, range(min(params["stage_candidates"],
                                                     params["max_candidates"])))

@@ -14,6 +14,10 @@ from attnverify.compare.decision import Decision, OneSided, decide
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 from attnverify.compare.stats import GroupComparison, compare_groups, rate_difference_test
 
+PRECONDITION_SEEDS = 300
+"""The single-head runs that measure the precondition at the direct protocol: a block of
+their own, since ``CALIBRATION_SEEDS`` 200 to 207 chose the quick length (measuring the
+precondition there would pass it by construction)."""
 ALPHA, BETA = 0.025, 0.10
 """One-sided error rates: "confirmed" when the heads do not help, "refuted" when they help by
 :data:`MIN_RESCUE`."""
@@ -34,7 +38,8 @@ PROTOCOL = Protocol(
     confirm=f"p (p8 - p1 <= 0) < {ALPHA}, unless a secondary test is significant the other "
             f"way (then inconclusive: conflicting evidence)",
     refute=f"p (p8 - p1 >= {MIN_RESCUE}) < {BETA}: a gain as large as the smallest that "
-           f"matters is rejected",
+           f"matters is rejected (unless a test is significant toward H1 at {ALPHA}: then "
+           f"inconclusive, conflicting evidence)",
     alpha=ALPHA, beta=BETA,
     readout="whether any evaluation meets the success criterion (direct protocol); the "
             "official evaluations before the last step (section5 protocol)",
@@ -48,16 +53,22 @@ PROTOCOL = Protocol(
                "section5: 7 bad + 1 good against 8 bad bundles"),
     seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "direct protocol: 'seeds' runs per "
                      "head count; section5: the archived bundles of the official protocol"),
-           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS, "direct protocol: single-head "
-                     "runs measuring the precondition; also chose the quick profile's "
-                     "L = 40, where a single head fails in 5 of 8"),
+           SeedBlock(SeedUse.CALIBRATION, PRECONDITION_SEEDS, "direct protocol: single-head "
+                     "runs measuring the precondition"),
+           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS, "single-head runs that chose the "
+                     "quick profile's L = 40 (a single head failed in 5 of 8 there, 2 of 8 at "
+                     "L = 30); they decide nothing"),
            SeedBlock(SeedUse.DEVELOPMENT, 0, "the 8 seeds per head count of the rule used "
                      "before, at L = 20")),
     weaknesses=("at full (section5) the decision reads the archived runs the rule was "
-                "developed on (seeds of the official protocol), and the single-head runs "
-                "that measure the precondition are also group A of the test",
+                "developed on (seeds of the official protocol), the single-head runs that "
+                "measure the precondition are also group A of the test, and group A's size "
+                "depends on when enough good and bad heads turned up (an outcome-dependent "
+                "sample size the exact test does not model)",
                 "section5's random bundles share heads (8 of 30), so they are not "
-                "independent draws; the test treats them as such"))
+                "independent draws; the test treats them as such",
+                "at quick, 8 runs per head count: a rescue from 0.4 to 0.95 is confirmed "
+                "about half the time (docs/methodology.md)"))
 
 
 @dataclass(frozen=True)

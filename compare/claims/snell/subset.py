@@ -140,7 +140,8 @@ class SubsetLearnedEverySeed(Claim):
         learned = [s for s in steps[:n] if s is not None]
         lo, hi = binomial_ci(k, n)
         return Assessment(
-            verdict=verdict, reason=reason, p_value=design.p_value(result), theory=1.0,
+            verdict=verdict, reason=reason, theory=1.0,
+            p_value=design.p_value(result) if result.stop is not Stop.CONTINUE else None,
             empirical={"value": k / n, "ci": [lo, hi], "confidence": 0.95,
                        "quantity": "fraction of seeds that learn",
                        "stopped_at": f"look {result.look} of {len(design.looks)} ({n} seeds)",
