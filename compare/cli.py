@@ -182,7 +182,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     overrides, points = _overrides_and_points(args, claims)
 
     from attnverify.compare.claim import KIND_SUMMARY
-    from attnverify.compare.report import Report, fmt, measured_text
+    from attnverify.compare.report import Report
+    from attnverify.compare.report_cells import fmt, measured_text
     from attnverify.compare.verify import evaluate_all
     from attnverify.empirics.versions import machine, versions
 
@@ -192,7 +193,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
     report = Report(profile=args.profile, versions=versions(), machine=machine(),
                     outcomes=outcomes,
-                    boundaries=load_saved(store.root, claims))
+                    boundaries=load_saved(store.root, claims),
+                    reference=_full_reference(args, claims, store, overrides, points))
     paths = report.write(out)
 
     width = max(len(o.claim.id) for o in outcomes)
@@ -207,6 +209,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
+
+
+def _full_reference(args: argparse.Namespace, claims: list[Claim], store,
+                    overrides: dict[str, Any], points: dict[str, dict[str, Any]]) -> dict:
+    """The verdicts at ``full`` of the claims whose full runs are all stored (none when the
+    profile is full; a claim evaluated at a ``--param`` point is not compared)."""
+    if args.profile == "full":
+        return {}
+    from attnverify.compare.cross_profile import stored_outcomes
+
+    return stored_outcomes([c for c in claims if c.id not in points], "full", store,
+                           overrides, device=args.device)
 
 
 def _selected(args: argparse.Namespace) -> list[Claim]:

@@ -2,9 +2,12 @@
 
 The primary test decides; secondary tests never decide, but two tests significant in opposite
 directions give ``inconclusive`` with the reason ``conflicting evidence`` instead of whichever
-was checked first. ``confirmed`` needs the primary test toward H1 below ``alpha``;
-``refuted`` needs the refutation test (of the smallest effect that matters, at ``beta``) or,
-where a protocol has none, the primary test significant the other way at ``alpha``.
+was checked first. The secondary tests given to :func:`decide` are other tests of the same
+hypothesis (Fisher beside the log-rank test on "A is worse"); a statistic of another endpoint
+is reported by the claim and not given here. ``confirmed`` needs the primary test toward H1
+below ``alpha``; ``refuted`` needs the refutation test (of the smallest effect that matters,
+at ``beta``) or, where a protocol has none, the primary test significant the other way at
+``alpha``.
 """
 
 from __future__ import annotations

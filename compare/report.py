@@ -20,6 +20,14 @@ from typing import Any
 import numpy as np
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
+from attnverify.compare.report_cells import (
+    fmt,
+    full_text,
+    measured_text,
+    p_text,
+    protocol_items,
+    tolerance_text,
+)
 from attnverify.compare.stats import benjamini_hochberg, holm
 from attnverify.compare.verify import ClaimOutcome
 
@@ -46,36 +54,8 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def fmt(value: Any) -> str:
-    """A number with 4 significant digits; anything else as text."""
-    if isinstance(value, bool) or value is None:
-        return "—" if value is None else str(value)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(fmt(v) for v in value) + "]"
-    if isinstance(value, int | float | np.number):
-        x = float(value)
-        if not math.isfinite(x):
-            return str(x)
-        return f"{x:.4g}"
-    return str(value)
-
-
-def measured_text(empirical: dict[str, Any]) -> str:
-    text = fmt(empirical.get("value"))
-    ci = empirical.get("ci")
-    if ci is not None and all(c is not None and math.isfinite(c) for c in ci):
-        text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
-    if empirical.get("at"):
-        text += f" ({empirical['at']})"
-    return text
-
-
 BOUNDARY_INTRO = ("Where {cmd} searched each claim's parameter space for a point at which it is "
                   "refuted (the other parameters at the search's profile).")
-
-
-def tolerance_text(tolerance: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {fmt(v)}" for k, v in tolerance.items() if k != "why")
 
 
 @dataclass
@@ -87,6 +67,9 @@ class Report:
     boundaries: list[dict[str, Any]] = field(default_factory=list)
     """Saved ``attnverify falsify`` results of the reported claims (``FalsifyResult.to_dict``),
     shown as the "boundary of validity" section."""
+    reference: dict[str, ClaimOutcome] = field(default_factory=dict)
+    """Claim id -> its outcome at ``full`` from stored runs (:mod:`compare.cross_profile`),
+    shown beside the verdict; a verdict that differs is flagged."""
 
     def kinds(self) -> list[ClaimKind]:
         """The kinds of the reported claims, in :class:`ClaimKind` order (paper claims first)."""
@@ -150,8 +133,19 @@ class Report:
                 "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
                 "figures": figure_paths.get(o.claim.id, []), "explanation": a.explanation,
                 "scale_note": o.scale_note, "params": o.params, "details": a.details,
+                "at_full": self._at_full(o),
             }))
         return records
+
+    def _at_full(self, outcome: ClaimOutcome) -> dict[str, Any] | None:
+        """The claim's verdict at full from stored runs, flagged when it differs."""
+        ref = self.reference.get(outcome.claim.id)
+        if ref is None or ref is outcome:
+            return None
+        a = ref.assessment
+        return {"verdict": str(a.verdict), "reason": str(a.reason),
+                "flip": a.verdict is not outcome.assessment.verdict,
+                "explanation": a.explanation, "protocol_hash": ref.claim.protocol.digest()}
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, out: Path) -> dict[str, Path]:
@@ -191,14 +185,14 @@ class Report:
         for kind, group in _by_kind(records):
             lines += [f"## {KIND_TITLES[kind]}", "",
                       "| claim | paper | verdict | reason | p (Holm) | theory | measured [95% CI] "
-                      "| protocol |",
-                      "|---|---|---|---|---|---|---|---|"]
+                      "| at full | protocol |",
+                      "|---|---|---|---|---|---|---|---|---|"]
             for r in group:
                 lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
                              f"**{r['verdict']}** | {r['reason']} | {p_text(r)} | "
                              f"{_md_cell(fmt(r['theory']))} | "
                              f"{_md_cell(measured_text(r['empirical']))} | "
-                             f"`{r['protocol_hash']}` |")
+                             f"{full_text(r)} | `{r['protocol_hash']}` |")
             lines.append("")
             if kind is ClaimKind.PAPER:
                 lines += [f"*Multiplicity.* {self.multiplicity_text()}", ""]
@@ -209,6 +203,9 @@ class Report:
                       f"({r['reason']}). {r['explanation']}", ""]
             if r["scale_note"]:
                 lines += [f"*Scale: {r['scale_note']}.*", ""]
+            if r["at_full"]:
+                lines += [f"*At full, from stored runs: {full_text(r)}.* "
+                          f"{r['at_full']['explanation']}", ""]
             lines += [f"- {label}: {text}" for label, text in protocol_items(r)]
             lines += [f"- Statistic: {r['statistic']}",
                       f"- Tolerance: {tolerance_text(r['tolerance'])}. "
@@ -251,12 +248,14 @@ class Report:
         tables = "".join(
             f"<h2>{e(KIND_TITLES[kind])}</h2><table id='verdicts-{kind}'><thead><tr>"
             f"<th>claim</th><th>paper</th><th>verdict</th><th>reason</th><th>p (Holm)</th>"
-            f"<th>theory</th><th>measured [95% CI]</th><th>protocol</th></tr></thead><tbody>"
+            f"<th>theory</th><th>measured [95% CI]</th><th>at full</th><th>protocol</th>"
+            f"</tr></thead><tbody>"
             + "".join(
                 f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
                 f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
                 f"<td>{e(r['reason'])}</td><td>{e(p_text(r))}</td>"
                 f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
+                f"<td>{e(full_text(r))}</td>"
                 f"<td><code>{e(r['protocol_hash'])}</code></td></tr>" for r in group)
             + "</tbody></table>"
             + (f"<p><i>Multiplicity.</i> {e(self.multiplicity_text())}</p>"
@@ -275,7 +274,9 @@ class Report:
                 f"<blockquote>{e(r['statement'])}</blockquote>"
                 f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> <b>Reason: {e(r['reason'])}.</b> "
                 f"{e(r['explanation'])}</p>{scale}"
-                f"<details><summary>Protocol <code>{e(r['protocol_hash'])}</code></summary><ul>"
+                + (f"<p class='scale'>At full, from stored runs: {e(full_text(r))}. "
+                   f"{e(r['at_full']['explanation'])}</p>" if r["at_full"] else "")
+                + f"<details><summary>Protocol <code>{e(r['protocol_hash'])}</code></summary><ul>"
                 + "".join(f"<li><b>{e(label)}:</b> {e(text)}</li>"
                           for label, text in protocol_items(r)[1:])
                 + "</ul></details><ul>"
@@ -307,37 +308,6 @@ section {{ margin-top: 2.5rem; }}
 {''.join(sections)}
 </body></html>
 """
-
-
-def p_text(record: dict[str, Any]) -> str:
-    """The primary p-value toward H1 and, for a paper claim, its Holm-adjusted value."""
-    if record.get("p_value") is None:
-        return "—"
-    text = f"{record['p_value']:.3g}"
-    if record.get("adjusted_p"):
-        text += f" ({record['adjusted_p']['holm']:.3g})"
-    return text
-
-
-def protocol_items(record: dict[str, Any]) -> list[tuple[str, str]]:
-    """The claim's protocol as (label, text) pairs for the report's claim section."""
-    p = record["protocol"]
-    rates = (f"alpha {fmt(p['alpha'])} for confirmed, beta {fmt(p['beta'])} for refuted"
-             + (f" ({p['error_rates']})" if p["error_rates"] else ""))
-    seeds = "; ".join(f"{b['use']} from seed {b['start']}" + (f" ({b['note']})" if b["note"]
-                                                               else "")
-                      for b in p["seeds"]) or "none (no training)"
-    items = [("Protocol", f"`{record['protocol_hash']}`, frozen {p['frozen']}"),
-             ("Endpoint", f"{p['endpoint']} (unit: {p['unit']}; read-out: {p['readout']})"),
-             ("Hypotheses", f"H0: {p['h0']}; H1: {p['h1']}"),
-             ("Test", p["test"]), ("Confirmed when", p["confirm"]),
-             ("Refuted when", p["refute"]), ("Error rates", rates),
-             ("Testable when", p["precondition"] or "no precondition is checked"),
-             ("Secondary (never decide)", "; ".join(p["secondary"]) or "none"),
-             ("Seeds", seeds)]
-    if p["weaknesses"]:
-        items.append(("Known weaknesses", "; ".join(p["weaknesses"])))
-    return items
 
 
 def _by_kind(records: list[dict[str, Any]]) -> list[tuple[ClaimKind, list[dict[str, Any]]]]:

@@ -96,7 +96,7 @@ def test_one_layer_cannot_test_the_shallow_claim():
 ])
 def test_sufficient_depth_sequential_rule(learned, verdict, look):
     claim = SufficientDepthLearns()
-    params = claim.params("quick")
+    params = {**claim.params("quick"), "looks": (3, 6)}
     first = claim.specs(params)
     assert [s.seed for s in first] == [100, 101, 102]
     runs = [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(first, learned,

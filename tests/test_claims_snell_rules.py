@@ -275,7 +275,7 @@ def test_multihead_rule_uses_accuracy_only():
     learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
     calibration = [fake(s, **fail) for s in claim.specs(params)]
     decision = claim.followup(params, calibration)
-    assert {s.seed for s in decision} == set(range(100, 106))
+    assert {s.seed for s in decision} == set(range(400, 406))
     assert claim.followup(params, calibration + [fake(s, **fail) for s in decision]) == []
     results = calibration + [fake(s, **(fail if s.model.heads == 1 else learn))
                              for s in decision]

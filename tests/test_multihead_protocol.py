@@ -37,7 +37,7 @@ from attnverify.empirics import (
 TINY = {"hidden": 8, "L": 5, "subset_V": 8, "batch_size": 16, "steps": 40, "eval_every": 10,
         "eval_size": 16, "seeds": 2, "heads": 3, "protocol": "section5", "base_seed": 0,
         "classify_seeds": 2, "needed": 1, "stage_candidates": 3, "max_candidates": 6,
-        "random_heads": 4, "combos": 2, "calibration_seeds": 4, "min_failures": 1}
+        "random_heads": 4, "combos": 2, "calibration_seeds": 4}
 
 
 def model(heads: int, head_seeds: tuple[int, ...], seed: int):

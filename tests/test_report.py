@@ -129,7 +129,7 @@ def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):
     assert "Run keys:" in next(f for f in files if f.suffix == ".txt").read_text()
 
 
-def test_markdown_table_rows_keep_their_eight_columns(report_dir):
+def test_markdown_table_rows_keep_their_nine_columns(report_dir):
     """Cells holding "|" (e.g. "max |z|", "||W||_F") are escaped, so GitHub keeps the table."""
     import re
 
@@ -137,7 +137,7 @@ def test_markdown_table_rows_keep_their_eight_columns(report_dir):
             if line.startswith("| [`")]
     assert rows
     for row in rows:
-        assert len(re.split(r"(?<!\\)\|", row)) == 10, row  # 8 cells between 9 bars
+        assert len(re.split(r"(?<!\\)\|", row)) == 11, row  # 9 cells between 10 bars
 
 
 def test_summary_counts_each_kind_apart(report_dir):

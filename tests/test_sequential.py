@@ -158,7 +158,7 @@ def test_the_methodology_shows_the_designs_as_computed():
     assert design.describe() in doc
     assert design.oc_table((0.5, 0.75, 0.85, 0.9, 0.95, 1.0)) in doc
     for single, multi in ((0.4, 0.4), (0.4, 0.7), (0.4, 0.95)):
-        confirm, refute = operating_characteristics(8, single, multi)
+        confirm, refute = operating_characteristics(6, single, multi)
         assert f"| {single} | {multi} | {confirm:.3f} | {refute:.3f} |" in doc
 
 
@@ -169,7 +169,6 @@ def test_the_methodology_shows_the_musat_design_as_computed():
 
     doc = (Path(__file__).parents[1] / "docs" / "methodology.md").read_text()
     claim = SufficientDepthLearns()
-    for profile in ("quick", "full"):
-        design = claim.design(claim.params(profile))
-        assert design.describe() in doc
-        assert design.oc_table((0.5, 0.67, 0.8, 0.9, 1.0)) in doc
+    full = claim.design(claim.params("full"))
+    assert full.describe() in doc and full.oc_table((0.5, 0.67, 0.8, 0.9, 1.0)) in doc
+    assert claim.design(claim.params("quick")).describe() in doc

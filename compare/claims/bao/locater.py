@@ -14,8 +14,9 @@ Two blocks of seeds (docs/methodology.md, "Protocols"):
 
 The paired change of final validation loss (LocAteR - none) decides: a one-sided paired
 t-test confirms an improvement at 0.025; an improvement of at least :data:`MIN_IMPROVEMENT`
-nats (1% in perplexity) is refuted at 0.10. The entropy change is secondary (a significant
-fall would conflict with the paper's "raises attention entropy"); LocAteR against the control
+nats (1% in perplexity) is refuted at 0.10. The entropy change (the paper's other observation,
+a different endpoint) is reported with its own one-sided p-values and decides nothing;
+LocAteR against the control
 at matched eigen-variance says whether a concentrated spectrum, rather than a smaller W, is
 what helps, and is reported, not decided on.
 """
@@ -39,9 +40,10 @@ from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import RunResult, RunSpec
 
-DECISION_SEEDS, CALIBRATION_SEEDS = 100, 200
-"""First seeds of the decision and calibration blocks (the rule used before decided on seeds
-0 to 7, which stay on record)."""
+DECISION_SEEDS, CALIBRATION_SEEDS = 300, 400
+"""First seeds of the decision and calibration blocks. On record, deciding nothing: seeds 0
+to 7 (the rule used before) and 100 to 107 with calibration 200 to 203 (a first version of
+this protocol, in which the entropy change could veto a refutation)."""
 ALPHA, BETA = 0.025, 0.10
 MIN_IMPROVEMENT = 0.01
 """nats: the smallest improvement of validation loss that matters (1% in perplexity)."""
@@ -52,7 +54,7 @@ FROBENIUS = (0.003, 0.01, 0.03, 0.1, 0.3, 1.0)
 DESIGN: dict[str, dict[str, Any]] = {
     "smoke": {"calibration_seeds": 2, "seeds": 3, "lambdas": (0.1, 1.0),
               "frobenius": (0.1, 1.0)},
-    "quick": {"calibration_seeds": 4, "seeds": 8, "lambdas": (0.01, 0.1, 1.0),
+    "quick": {"calibration_seeds": 3, "seeds": 8, "lambdas": (0.01, 0.1, 1.0),
               "frobenius": FROBENIUS},
     "full": {"calibration_seeds": 3, "seeds": 5, "lambdas": (1e-4, 1e-3, 1e-2, 1e-1, 1.0),
              "frobenius": FROBENIUS},
@@ -207,9 +209,8 @@ class LocaterEffect(Claim):
         _, smaller = _one_sided(loss, -MIN_IMPROVEMENT)
         ent_down, ent_up = _one_sided(entropy)
         d = decide(OneSided("paired t on validation loss (LocAteR lower)", improve, worsen),
-                   ALPHA, [OneSided("paired t on attention entropy (LocAteR higher)", ent_up,
-                                    ent_down)],
-                   refutation=smaller, beta=BETA, effect="an improvement of validation loss")
+                   ALPHA, refutation=smaller, beta=BETA,
+                   effect="an improvement of validation loss")
         lo, hi = mean_ci(loss)
         var_ratio = (_mean_final(decision, ("A", lam), "eig_var")
                      / _mean_final(decision, ("F", mu), "eig_var"))
@@ -217,7 +218,8 @@ class LocaterEffect(Claim):
         explanation = (
             f"At {chosen}, over {len(loss)} paired decision seeds: validation loss "
             f"{np.mean(loss):+.4f} nats (95% CI {lo:+.4f} to {hi:+.4f}), attention entropy "
-            f"{np.mean(entropy):+.3f}, eigen-variance {np.mean(variance):+.3g}. {d.text} "
+            f"{np.mean(entropy):+.3f} (reported: one-sided p {ent_up:.3g} for a rise, "
+            f"{ent_down:.3g} for a fall), eigen-variance {np.mean(variance):+.3g}. {d.text} "
             f"Control (reported, not decided on): at eigen-variance ratio {var_ratio:.2f} "
             f"(LocAteR / Frobenius), LocAteR's loss minus the control's is "
             f"{np.mean(control):+.4f} nats (one-sided p {c_better:.3g} LocAteR lower, "

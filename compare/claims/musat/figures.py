@@ -32,7 +32,7 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
     for ax, ic in zip(axes, panels, strict=True):
         drawn = set()
         for (D, layers, _), (_, flag, _), runs in zip(shapes, plan, groups, strict=True):
-            if flag != ic or (D, layers) in drawn:
+            if flag != ic or (D, layers) in drawn or not runs:
                 continue
             drawn.add((D, layers))
             kept = finished([final_query(r) for r in runs])[0]
@@ -53,7 +53,7 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
         ax.set_title(f"{'implicit curriculum' if ic else 'query-only'}: query accuracy",
                      fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
-    seeds = sorted({n for _, _, n in plan})
+    seeds = sorted({n for _, _, n in plan if n})
     fig.suptitle(f"mean final query accuracy over {' or '.join(map(str, seeds))} seeds per cell "
                  f"(K = {params['K']}, chance {1 / params['K']:.2f})", fontsize=9)
     return fig

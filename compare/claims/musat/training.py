@@ -135,8 +135,9 @@ class ShallowModelsFail(RetrievalClaim):
         D, layers = params["shallow"][:2]
         bound = theory.musat.min_layers_value(D)
         near = [a <= limit for a in accs]
-        design = SequentialDesign((params["shallow_seeds"],), **SHALLOW_DESIGN)
-        result = design.decide(near) if len(near) == params["shallow_seeds"] else None
+        n_planned = params["shallow_seeds"]
+        design = SequentialDesign((n_planned,), **SHALLOW_DESIGN) if n_planned else None
+        result = design.decide(near) if design and len(near) == n_planned else None
         lo, hi = binomial_ci(sum(near), len(near)) if near else (float("nan"), float("nan"))
         why = (f"{layers} layer(s) < min_layers({D}) = {bound}: {sum(near)} of {len(near)} "
                f"seeds near chance (final query <= {limit:.2f}), mean accuracy "
@@ -145,8 +146,9 @@ class ShallowModelsFail(RetrievalClaim):
         untestable = self._untestable(params, groups)
         if untestable:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = f"not testable here: {untestable}. Measured anyway: {why}"
-        elif result is None:
+            why = (f"not testable here: {untestable}. " + (f"Measured anyway: {why}" if accs
+                   else "The shallow cell is not trained at this profile."))
+        elif design is None or result is None:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
             why += f"; {len(near)} finished seeds of {params['shallow_seeds']}"
         else:
@@ -154,7 +156,7 @@ class ShallowModelsFail(RetrievalClaim):
             why += f"; {design_text(design, result)}"
         return Assessment(
             verdict=verdict, reason=reason,
-            p_value=design.p_value(result) if result and not untestable else None,
+            p_value=design.p_value(result) if design and result and not untestable else None,
             theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
             empirical={"value": sum(near) / len(near) if near else None, "ci": [lo, hi],
                        "confidence": 0.95, "quantity": "fraction of seeds near chance",

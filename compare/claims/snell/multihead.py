@@ -41,7 +41,6 @@ in many seeds), so any gain is in the learning dynamics by construction.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
@@ -52,7 +51,6 @@ import numpy as np
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING,
-    DECISION_SEEDS,
     SUCCESS_ACC_ONLY,
     copy_spec,
     scale_text,
@@ -62,6 +60,7 @@ from attnverify.compare.claims.snell.copying import curves_figure
 from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
     BETA,
+    DECISION_SEEDS,
     MIN_RESCUE,
     PRECONDITION_SEEDS,
     PROTOCOL,
@@ -190,7 +189,7 @@ class MultiheadRescuesPermutations(Claim):
     on steps to success and Fisher's test are secondary: they never decide, but one
     significant against the primary's confirmation or refutation makes the verdict
     inconclusive (conflicting evidence). Testability: at the direct protocol the single head
-    must fail in at least ``min_failures`` of ``calibration_seeds`` calibration runs (seeds
+    must fail in at least a share 0.3 (``MIN_RESCUE``) of ``calibration_seeds`` runs (seeds
     from ``PRECONDITION_SEEDS``), else the claim is not testable there and the decision runs
     are not trained; at §5, the single random heads must fail that often. Under §5 the random
     bundles share heads (8 of 30), so they are not independent draws; the test treats them as
@@ -214,14 +213,14 @@ class MultiheadRescuesPermutations(Claim):
     paper_scale = "GRU, H = 256, V = L = 40, batch 128, 200 steps; 8 heads vs 1 (§1.2, §5)"
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         "smoke": {**COPYING["smoke"], "seeds": 2, "heads": 8, "protocol": "direct",
-                  "calibration_seeds": 2, "min_failures": 1, **SECTION5},
-        # L = 40 (the paper's length) at quick's width: a single head fails in 5 of 8
-        # calibration seeds there, against 1 of 8 at L = 20
-        "quick": {**COPYING["quick"], "L": 40, "seeds": 8, "heads": 8, "protocol": "direct",
-                  "calibration_seeds": 8, "min_failures": 3, **SECTION5},
+                  "calibration_seeds": 2, **SECTION5},
+        # L = 40 (the paper's length) at quick's width: a single head failed in 5 of 8
+        # calibration seeds there (2 of 8 at L = 30); 6 runs per head count fit the quick
+        # budget (a run takes 20 s with one head, 30 s with 8, on one core)
+        "quick": {**COPYING["quick"], "L": 40, "seeds": 6, "heads": 8, "protocol": "direct",
+                  "calibration_seeds": 6, **SECTION5},
         "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400,
-                 "protocol": "section5", "calibration_seeds": 8, "min_failures": 3,
-                 **SECTION5},
+                 "protocol": "section5", "calibration_seeds": 8, **SECTION5},
     }
     PROTOCOLS = ("direct", "section5")
     space: ClassVar[dict[str, Dimension]] = {
@@ -283,7 +282,7 @@ class MultiheadRescuesPermutations(Claim):
             if len(results) > params["calibration_seeds"]:
                 return []
             calibration = acc_success_steps(results)
-            if not precondition(calibration, params["min_failures"]).testable:
+            if not precondition(calibration).testable:
                 return []
             seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
             return [self._spec(params, s, heads) for heads in (1, params["heads"])
@@ -358,9 +357,9 @@ class MultiheadRescuesPermutations(Claim):
     def seed_plan(self, params: dict[str, Any]) -> str:
         if params["protocol"] != "direct":
             return ""
-        return (f"{params['calibration_seeds']} calibration runs, then {params['seeds']} "
-                f"decision runs per head count only where a single head fails in at least "
-                f"{params['min_failures']} of them")
+        return (f"{params['calibration_seeds']} precondition runs, then {params['seeds']} "
+                f"decision runs per head count only where a single head fails in at least a "
+                f"share {MIN_RESCUE} of them")
 
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         """§5: the candidates drawn so far and the heads kept (the bundles are the last
@@ -379,7 +378,7 @@ class MultiheadRescuesPermutations(Claim):
             return self._assess_section5(params, results)
         n, heads, c = params["seeds"], params["heads"], params["calibration_seeds"]
         calibration = list(results[:c])
-        testable = precondition(acc_success_steps(calibration), params["min_failures"])
+        testable = precondition(acc_success_steps(calibration))
         single, multi = list(results[c:c + n]), list(results[c + n:])
         figures = {"multihead_curves": curves_figure(
             {"1 head": single or calibration, f"{heads} heads": multi}, ["acc", "attn_acc"],
@@ -391,7 +390,7 @@ class MultiheadRescuesPermutations(Claim):
                 empirical={"value": None, "single_head_failures": testable.failures},
                 statistic=f"single-head failures on {c} calibration seeds "
                           f"({scale_text(params)})",
-                tolerance={"min_failures": params["min_failures"],
+                tolerance={"min_failure_share": MIN_RESCUE,
                            "why": "the testability precondition of the protocol"},
                 explanation=testable.text + ".", n_seeds=c, figures=figures,
                 details={"calibration_failures": testable.failures})
@@ -506,15 +505,12 @@ class MultiheadRescuesPermutations(Claim):
                    else acc_success_steps)
         steps_a, steps_b = success(single), success(multi)
         if params["protocol"] == "section5":
-            share = params["min_failures"] / params["calibration_seeds"]
-            testable = precondition(steps_a, max(1, math.ceil(share * len(steps_a))),
-                                    "single random heads' runs")
+            testable = precondition(steps_a, "single random heads' runs")
             if not testable.testable:
                 return Assessment(
                     verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
                     empirical={"value": None}, statistic=f"single-head failures, {name_a}",
-                    tolerance={"min_failure_share": params["min_failures"]
-                               / params["calibration_seeds"],
+                    tolerance={"min_failure_share": MIN_RESCUE,
                                "why": "the testability precondition of the protocol"},
                     explanation=testable.text + "." + note, details=details, figures=figures)
         decision, cmp = rescue_decision(steps_a, steps_b, params["steps"])

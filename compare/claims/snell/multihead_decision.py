@@ -3,21 +3,24 @@ its testability precondition and its decision on success counts."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS, DECISION_SEEDS
+from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS
 from attnverify.compare.decision import Decision, OneSided, decide
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 from attnverify.compare.stats import GroupComparison, compare_groups, rate_difference_test
 
-PRECONDITION_SEEDS = 300
-"""The single-head runs that measure the precondition at the direct protocol: a block of
-their own, since ``CALIBRATION_SEEDS`` 200 to 207 chose the quick length (measuring the
-precondition there would pass it by construction)."""
+DECISION_SEEDS, PRECONDITION_SEEDS = 400, 500
+"""The direct protocol's decision runs and the single-head runs that measure its
+precondition: blocks of their own, since ``CALIBRATION_SEEDS`` 200 to 207 chose the quick
+length (measuring the precondition there would pass it by construction), and seeds 100 to
+107 and 300 to 307 ran a first version of this protocol (8 runs per arm) before the quick
+budget was cut to 6."""
 ALPHA, BETA = 0.025, 0.10
 """One-sided error rates: "confirmed" when the heads do not help, "refuted" when they help by
 :data:`MIN_RESCUE`."""
@@ -44,10 +47,10 @@ PROTOCOL = Protocol(
     readout="whether any evaluation meets the success criterion (direct protocol); the "
             "official evaluations before the last step (section5 protocol)",
     frozen="2026-11-25",
-    precondition="the single head fails often enough to leave something to rescue: at least "
-                 "min_failures of the calibration seeds' single-head runs fail (direct "
-                 "protocol); at full (section5), at least that share of the single random "
-                 "heads' runs fail",
+    precondition=f"the single head fails often enough that a rescue of the smallest size that "
+                 f"matters is possible: at least a share {MIN_RESCUE} of the single-head runs "
+                 f"fail (direct protocol: the precondition runs; section5: the single random "
+                 f"heads' runs)",
     secondary=("log-rank on steps to success, censored at the budget (1 head slower)",
                "Fisher's exact test on the counts",
                "section5: 7 bad + 1 good against 8 bad bundles"),
@@ -59,7 +62,8 @@ PROTOCOL = Protocol(
                      "quick profile's L = 40 (a single head failed in 5 of 8 there, 2 of 8 at "
                      "L = 30); they decide nothing"),
            SeedBlock(SeedUse.DEVELOPMENT, 0, "the 8 seeds per head count of the rule used "
-                     "before, at L = 20")),
+                     "before, at L = 20; and seeds 100 to 107 and 300 to 307, a first run of "
+                     "this protocol with 8 runs per arm")),
     weaknesses=("at full (section5) the decision reads the archived runs the rule was "
                 "developed on (seeds of the official protocol), the single-head runs that "
                 "measure the precondition are also group A of the test, and group A's size "
@@ -67,7 +71,7 @@ PROTOCOL = Protocol(
                 "sample size the exact test does not model)",
                 "section5's random bundles share heads (8 of 30), so they are not "
                 "independent draws; the test treats them as such",
-                "at quick, 8 runs per head count: a rescue from 0.4 to 0.95 is confirmed "
+                "at quick, 6 runs per head count: a rescue from 0.4 to 0.95 is confirmed "
                 "about half the time (docs/methodology.md)"))
 
 
@@ -79,14 +83,16 @@ class Testability:
     text: str
 
 
-def precondition(single_steps: Sequence[int | None], min_failures: int,
-                 runs: str = "calibration runs") -> Testability:
-    """Whether the single head fails in at least ``min_failures`` of these ``runs``."""
+def precondition(single_steps: Sequence[int | None],
+                 runs: str = "precondition runs") -> Testability:
+    """Whether the single head fails in at least a share :data:`MIN_RESCUE` of these
+    ``runs`` (else 8 heads cannot gain the smallest rescue that matters)."""
     failures = sum(s is None for s in single_steps)
     n = len(single_steps)
-    ok = failures >= min_failures
+    needed = max(1, math.ceil(MIN_RESCUE * n - 1e-9))
+    ok = failures >= needed
     text = (f"a single head fails in {failures} of {n} {runs} (the precondition needs "
-            f"{min_failures})")
+            f"{needed}, a share {MIN_RESCUE})")
     if not ok:
         text += (": it learns too reliably here to leave anything for more heads to rescue. "
                  "Testable where a single head fails often: a longer sequence (the paper's "
