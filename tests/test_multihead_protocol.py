@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnverify.compare import Verdict, evaluate
-from attnverify.compare.claims.snell.multihead import (
+from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
+from attnverify.compare.claims.snell.multihead_figures import head_curves
+from attnverify.compare.claims.snell.multihead_success import (
     CANDIDATE_SEEDS,
     RANDOM_SEEDS,
-    MultiheadRescuesPermutations,
-    head_curves,
     head_label,
     official_success_steps,
     run_label,

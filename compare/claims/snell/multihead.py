@@ -43,18 +43,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any, ClassVar
-
-import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING,
-    SUCCESS_ACC_ONLY,
     copy_spec,
     scale_text,
-    success_steps,
 )
 from attnverify.compare.claims.snell.copying import curves_figure
 from attnverify.compare.claims.snell.multihead_decision import (
@@ -67,113 +63,22 @@ from attnverify.compare.claims.snell.multihead_decision import (
     precondition,
     rescue_decision,
 )
-from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band, seed_band
+from attnverify.compare.claims.snell.multihead_figures import section5_curves, section5_figure
+from attnverify.compare.claims.snell.multihead_success import (
+    CANDIDATE_SEEDS,
+    GOOD_ACC,
+    RANDOM_SEEDS,
+    SECTION5,
+    HeadState,
+    acc_success_steps,
+    head_state,
+    official_success_steps,
+    success_text,
+)
 from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
-
-CANDIDATE_SEEDS = 1_000_000
-"""Head seeds of the candidates to classify: CANDIDATE_SEEDS + i."""
-RANDOM_SEEDS = 2_000_000
-"""Head seeds of the unclassified random heads: RANDOM_SEEDS + j (never a candidate)."""
-GOOD_ACC, BAD_ACC = 0.95, 0.6
-"""multihead.py ``can_learn``: good as soon as validation accuracy > 0.95 at an evaluation; bad
-when the accuracy at the last evaluation is < 0.6."""
-
-SECTION5 = {"base_seed": 0, "classify_seeds": 3, "needed": 20, "stage_candidates": 16,
-            "max_candidates": 160, "random_heads": 30, "combos": 50}
-"""The §5 protocol at the paper's scale (20 good and 20 bad heads, 30 random heads, 50 combos
-of each kind)."""
-
-
-def official_last_evaluation(params: dict[str, Any]) -> int:
-    """The official loop's last evaluation: the last multiple of ``eval_every`` before the
-    last step (190 of the paper's 200 steps)."""
-    return (params["steps"] - 1) // params["eval_every"] * params["eval_every"]
-
-
-def success_text(params: dict[str, Any]) -> str:
-    """How the protocol counts a success (module docstring)."""
-    if params["protocol"] == "section5":
-        return f"token acc > {GOOD_ACC} by step {official_last_evaluation(params)}"
-    return f"token acc >= {SUCCESS_ACC_ONLY['acc']}"
-
-
-def official_evaluations(run: RunResult) -> tuple[np.ndarray, np.ndarray]:
-    """Steps and token accuracies of the evaluations the official loop makes: every
-    ``eval_every`` steps before the last step (0, 10, ..., 190 of 200; §5). Ours adds one
-    after the last step (and at any attention snapshot), which ``can_learn`` and the success
-    rate "by step 190" never see. Empty for a run of 0 steps."""
-    spec = run.spec
-    official = (run.eval_steps < spec.steps) & (run.eval_steps % spec.eval_every == 0)
-    return run.eval_steps[official], run.metric("acc")[official]
-
-
-def run_label(run: RunResult) -> str | None:
-    """One single-head run's ``can_learn`` (§5): 'good' when token accuracy exceeds 0.95 at an
-    evaluation, 'bad' when the last evaluation is below 0.6, else None (a diverged run is
-    neither), on the official loop's evaluations (:func:`official_evaluations`)."""
-    _, acc = official_evaluations(run)
-    if run.diverged or not acc.size:
-        return None
-    if float(acc.max()) > GOOD_ACC:
-        return "good"
-    return "bad" if float(acc[-1]) < BAD_ACC else None
-
-
-def official_success_steps(runs: Sequence[RunResult]) -> list[int | None]:
-    """§5's success, "acc > 0.95 by step 190": the first official evaluation with token
-    accuracy above 0.95, None when there is none. A run that diverged afterwards still
-    succeeded there: the official histories keep every evaluation, NaN or not, and the
-    single-head runs, which stop at success, could not diverge after it, so dropping such
-    runs would count against the bundles alone."""
-    out: list[int | None] = []
-    for run in runs:
-        steps, acc = official_evaluations(run)
-        hits = np.flatnonzero(acc > GOOD_ACC)
-        out.append(int(steps[hits[0]]) if hits.size else None)
-    return out
-
-
-def acc_success_steps(runs: Sequence[RunResult]) -> list[int | None]:
-    """The direct protocol's success: token accuracy >= 0.95 at an evaluation."""
-    return success_steps(list(runs), SUCCESS_ACC_ONLY)
-
-
-def head_label(runs: Sequence[RunResult]) -> str | None:
-    """'good', 'bad' or None (discarded) from one head's single-head runs (§5, all seeds must
-    agree; a diverged run is neither)."""
-    labels = {run_label(r) for r in runs}
-    return labels.pop() if len(labels) == 1 else None
-
-
-def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Per-head attention accuracy of one bundle (``attn_acc_head<k>``, heads in head-seed
-    order): the first head in ``good`` and the mean of the others, or, with none in ``good``,
-    the head best aligned at the last evaluation and the mean over all heads."""
-    seeds = run.spec.model.head_seeds
-    heads = np.stack([run.metric(f"attn_acc_head{i}") for i in range(len(seeds))])
-    mine = [i for i, seed in enumerate(seeds) if seed in good]
-    if mine:
-        return heads[mine[0]], np.delete(heads, mine[0], axis=0).mean(0)
-    return heads[int(heads[:, -1].argmax())], heads.mean(0)
-
-
-@dataclass(frozen=True)
-class HeadState:
-    """A candidate head during the lazy classification: the label its seeds so far agree on
-    (None: discarded) and whether every classification seed has run."""
-
-    label: str | None
-    seeds_run: int
-    complete: bool
-
-
-def head_state(runs: Sequence[RunResult], classify_seeds: int) -> HeadState:
-    """The state of one candidate from its runs (data seeds 0, 1, ... in order)."""
-    label = head_label(runs)
-    return HeadState(label, len(runs), label is None or len(runs) >= classify_seeds)
 
 
 class MultiheadRescuesPermutations(Claim):
@@ -452,10 +357,10 @@ class MultiheadRescuesPermutations(Claim):
                             details={"heads": counts,
                                      "rescue": asdict(rescue) if rescue else None,
                                      "groups": {g: len(v) for g, v in groups.items()}},
-                            figures={"section5": self._section5_figure(
+                            figures={"section5": section5_figure(
                                 single, {names[g]: v for g, v in groups.items()},
                                 success_text(params)),
-                                "section5_curves": self._section5_curves(groups, names, good)},
+                                "section5_curves": section5_curves(groups, names, good)},
                             note=note)
 
     @staticmethod
@@ -531,62 +436,3 @@ class MultiheadRescuesPermutations(Claim):
                        "why": "exact unconditional test of the success rates (protocol)"},
             explanation=explanation + note, n_seeds=n1 + nm,
             details={"test": asdict(cmp), **details}, figures=figures)
-
-    @staticmethod
-    def _section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
-                         good: set[int]):
-        """F3 (snell2021.md §5, the outputs the protocol is designed for): token accuracy of
-        the bundles, every bundle and the mean with its 95% band per kind; and per-head
-        attention accuracy (argmax on time, ``attn_acc_head<k>``): in bundles with a good
-        head, the good head (solid) against the mean of its bad heads (dashed), i.e. how bad
-        heads fare beside a good one; in the other kinds the best head (solid) against the
-        mean over heads (dashed). Diverged bundles are drawn but left out of the means."""
-        fig, (ax_acc, ax_head) = new_figure(ncols=2)
-        colours = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
-                   "bad": PALETTE["red"]}
-        for kind, runs in groups.items():
-            if not runs:
-                continue
-            runs_with_band(ax_acc, runs, "acc", colours[kind], f"{names[kind]} (mean, 95% CI)")
-            done = [r for r in runs if not r.diverged]
-            if not done or any(len(r.eval_steps) != len(done[0].eval_steps) for r in done):
-                continue
-            solid, dashed = zip(*(head_curves(r, good if kind == "bad + 1 good" else set())
-                                  for r in done), strict=True)
-            first, rest = (("good head", "its bad heads") if kind == "bad + 1 good" else
-                           ("best head", "mean over heads"))
-            steps = done[0].eval_steps
-            seed_band(ax_head, steps, solid, colours[kind], f"{names[kind]}: {first}")
-            seed_band(ax_head, steps, dashed, colours[kind], f"{names[kind]}: {rest}",
-                      linestyle="--")
-        ax_acc.axhline(GOOD_ACC, color=PALETTE["grey"], linestyle="--", lw=1)
-        ax_acc.set_ylabel("token accuracy (teacher forced)")
-        ax_head.set_ylabel("one head's attention accuracy")
-        for ax in (ax_acc, ax_head):
-            ax.set_xlabel(r"training step $\tau$")
-            ax.set_ylim(-0.02, 1.02)
-            if ax.get_legend_handles_labels()[0]:  # no bundles yet: no legend
-                ax.legend(fontsize=6, loc="lower right")
-        fig.suptitle("§5 bundles on permutations: accuracy and per-head attention")
-        return fig
-
-    @staticmethod
-    def _section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]],
-                         success: str):
-        fig, (ax,) = new_figure(width=5.0)
-        bars = {"1 random head": single, **groups}
-        colours = [PALETTE["grey"], PALETTE["blue"], PALETTE["green"], PALETTE["red"]]
-        for x, (runs, colour) in enumerate(zip(bars.values(), colours, strict=True)):
-            k = sum(s is not None for s in official_success_steps(runs))
-            n = len(runs)
-            if n == 0:
-                continue
-            lo, hi = binomial_ci(k, n)
-            ax.bar(x, k / n, color=colour, alpha=0.8)
-            ax.errorbar(x, k / n, yerr=[[k / n - lo], [hi - k / n]], color="black", capsize=4)
-            ax.annotate(f"{k}/{n}", (x, min(hi + 0.03, 1.0)), ha="center", fontsize=7)
-        ax.set_xticks(np.arange(len(bars)), list(bars), fontsize=7)
-        ax.set_ylim(0, 1.1)
-        ax.set_ylabel(f"success rate, 95% CI\n({success})", fontsize=8)
-        ax.set_title("§5 protocol on permutations (shared base)", fontsize=10)
-        return fig
