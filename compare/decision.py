@@ -37,6 +37,9 @@ class Decision:
     p_value: float
     """The primary test's one-sided p-value toward H1."""
 
+    def __post_init__(self) -> None:  # a sentence of its own in an explanation
+        object.__setattr__(self, "text", self.text[:1].upper() + self.text[1:])
+
 
 def decide(primary: OneSided, alpha: float, secondary: Sequence[OneSided] = (),
            refutation: float | None = None, beta: float | None = None,

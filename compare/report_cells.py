@@ -72,7 +72,7 @@ def protocol_items(record: dict[str, Any]) -> list[tuple[str, str]]:
              ("Refuted when", p["refute"]), ("Error rates", rates),
              ("Testable when", p["precondition"] or "no precondition is checked"),
              ("Secondary (never decide)", "; ".join(p["secondary"]) or "none"),
-             ("Seeds", seeds)]
+             ("Seed blocks", seeds)]
     if p["weaknesses"]:
         items.append(("Known weaknesses", "; ".join(p["weaknesses"])))
     return items
