@@ -130,7 +130,10 @@ class ToyClassifierClosedForm(Claim):
             else:
                 p0, b0, b1 = STARTS[name]
                 predicted = theory.snell.toy_classifier_first_crossing(p0, b0, b1).value
-                crossing = coarse.eval_steps[np.flatnonzero(p < 0)[0]] * params["lr"]
+                below = np.flatnonzero(p < 0)
+                # no crossing within the run is a disagreement (the flow predicts one)
+                crossing = (coarse.eval_steps[below[0]] * params["lr"] if below.size
+                            else float("inf"))
                 row.update({"first_crossing_predicted": predicted,
                             "first_crossing_measured": float(crossing),
                             "p_decreases_first": bool(p[1] < p[0])})
