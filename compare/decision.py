@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from attnverify.compare.claim import Verdict
 from attnverify.compare.protocol import Reason
-from attnverify.compare.stats import GroupComparison
+from attnverify.compare.sequential import Stop
+from attnverify.compare.stats import GroupComparison, rate_difference_test
 
 
 @dataclass(frozen=True)
@@ -99,3 +100,22 @@ def count_test(cmp: GroupComparison, subject: str = "A") -> OneSided:
     "``subject`` succeeds less often" (H1 direction: fewer successes)."""
     return OneSided(f"Fisher exact on success counts ({subject} less often)",
                     cmp.fisher_p_a_worse, cmp.fisher_p_a_better)
+
+
+def sequential_verdict(stop: Stop) -> tuple[Verdict, Reason]:
+    """The verdict and reason of a sequential design's stop (:mod:`compare.sequential`):
+    efficacy confirms, futility refutes, anything else (the last look between the
+    boundaries, or runs missing) is inconclusive for want of seeds."""
+    return {Stop.EFFICACY: (Verdict.CONFIRMED, Reason.DECIDED),
+            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED)}.get(
+        stop, (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED))
+
+
+def rate_gain(k_a: int, n_a: int, k_b: int, n_b: int, min_gain: float,
+              name: str) -> tuple[OneSided, float]:
+    """B succeeding more often than A as a primary test (the exact unconditional test of
+    :func:`~attnverify.compare.stats.rate_difference_test`, both ways) and the p-value that
+    refutes a gain of ``min_gain`` or more (for :func:`decide`'s ``refutation``)."""
+    test = OneSided(name, rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "greater"),
+                    rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "less"))
+    return test, rate_difference_test(k_a, n_a, k_b, n_b, min_gain, "less")

@@ -23,6 +23,7 @@ are computed, not simulated; ``tests/test_sequential.py`` checks them by simulat
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -36,6 +37,20 @@ class Stop(StrEnum):
     FUTILITY = "futility"
     CONTINUE = "continue"
     BUDGET = "budget reached"
+
+
+def _advance(alive: np.ndarray, previous: int, n: int, p: float) -> np.ndarray:
+    """The distribution of the success count after the seeds ``previous + 1 .. n``, from its
+    distribution ``alive`` at ``previous`` seeds (the new block's binomial convolved in)."""
+    return np.convolve(alive, stats.binom.pmf(np.arange(n - previous + 1), n - previous, p))
+
+
+def _continuing(alive: np.ndarray, efficacy: int, futility: int) -> np.ndarray:
+    """``alive`` restricted to the counts strictly between the two boundaries (the paths
+    that go on to the next look)."""
+    keep = np.zeros(alive.size, dtype=bool)
+    keep[max(futility + 1, 0):efficacy] = True
+    return alive * keep
 
 
 def obf_spending(fraction: float, rate: float) -> float:
@@ -96,7 +111,11 @@ class SequentialDesign:
     def boundaries(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(efficacy, futility): per look, the smallest success count that confirms and the
         largest that refutes (-1: none refutes; n_k + 1: none confirms)."""
-        return _boundaries(self)
+        return self._boundaries
+
+    @functools.cached_property
+    def _boundaries(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return _choose_boundaries(self)
 
     def decide(self, outcomes: Sequence[bool]) -> LookResult:
         """Walk the looks over per-seed outcomes in seed order; stop at the first boundary
@@ -134,15 +153,11 @@ class SequentialDesign:
         alive = np.ones(1)
         p = previous = 0
         for k, n in enumerate(self.looks[:result.look]):
-            alive = np.convolve(alive, stats.binom.pmf(np.arange(n - previous + 1),
-                                                       n - previous, self.p0))
-            previous = n
+            alive, previous = _advance(alive, previous, n, self.p0), n
             if k + 1 == result.look:
                 return float(min(1.0, p + alive[result.successes:].sum()))
-            p += float(alive[efficacy[k]:].sum()) if efficacy[k] <= n else 0.0
-            keep = np.zeros(n + 1, dtype=bool)
-            keep[futility[k] + 1:efficacy[k]] = True
-            alive = alive * keep
+            p += float(alive[efficacy[k]:].sum())
+            alive = _continuing(alive, efficacy[k], futility[k])
         raise AssertionError("unreachable: result.look is within the looks")
 
     def operating_characteristics(self, p: float) -> OperatingCharacteristics:
@@ -169,6 +184,14 @@ class SequentialDesign:
                          f"{o.budget_reached:.3f} | {o.expected_seeds:.1f} |")
         return "\n".join(lines)
 
+    def look_text(self, result: LookResult) -> str:
+        """Where ``result`` stopped, against the boundaries of its look."""
+        efficacy, futility = self.boundaries()
+        k = result.look - 1
+        return (f"look {result.look} of {len(self.looks)} at {result.seeds} seeds: "
+                f"{result.successes} (confirm at >= {efficacy[k]}, refute at <= "
+                f"{futility[k]}): {result.stop}")
+
     def describe(self) -> str:
         """The design in one line, for protocols and the dry run."""
         efficacy, futility = self.boundaries()
@@ -178,7 +201,7 @@ class SequentialDesign:
                 f"{self.beta}, O'Brien-Fleming-type spending; looks " + "; ".join(parts))
 
 
-def _boundaries(design: SequentialDesign) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _choose_boundaries(design: SequentialDesign) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Choose each look's boundaries in turn: the efficacy boundary is the smallest count
     whose cumulative probability of confirming under p0 stays within the alpha spent so far;
     the futility boundary the largest whose cumulative probability of refuting under p1
@@ -191,10 +214,8 @@ def _boundaries(design: SequentialDesign) -> tuple[tuple[int, ...], tuple[int, .
     futility: list[int] = []
     previous = 0
     for n in design.looks:
-        alive0 = np.convolve(alive0, stats.binom.pmf(np.arange(n - previous + 1),
-                                                     n - previous, design.p0))
-        alive1 = np.convolve(alive1, stats.binom.pmf(np.arange(n - previous + 1),
-                                                     n - previous, design.p1))
+        alive0, alive1 = (_advance(alive0, previous, n, design.p0),
+                          _advance(alive1, previous, n, design.p1))
         previous = n
         allowed_alpha = obf_spending(n / n_max, design.alpha) - spent_alpha
         allowed_beta = obf_spending(n / n_max, design.beta) - spent_beta
@@ -206,9 +227,7 @@ def _boundaries(design: SequentialDesign) -> tuple[tuple[int, ...], tuple[int, .
         spent_beta += float(lower1[f]) if f >= 0 else 0.0
         efficacy.append(e)
         futility.append(f)
-        keep = np.zeros(n + 1, dtype=bool)
-        keep[f + 1:e] = True
-        alive0, alive1 = alive0 * keep, alive1 * keep
+        alive0, alive1 = _continuing(alive0, e, f), _continuing(alive1, e, f)
     return tuple(efficacy), tuple(futility)
 
 
@@ -221,11 +240,8 @@ def _characteristics(looks: Sequence[int], efficacy: Sequence[int], futility: Se
     previous = 0
     for n, e, f in zip(looks, efficacy, futility, strict=True):
         expected += float(alive.sum()) * (n - previous)
-        alive = np.convolve(alive, stats.binom.pmf(np.arange(n - previous + 1), n - previous, p))
-        previous = n
-        confirmed += float(alive[e:].sum()) if e <= n else 0.0
-        refuted += float(alive[:f + 1].sum()) if f >= 0 else 0.0
-        keep = np.zeros(n + 1, dtype=bool)
-        keep[max(f + 1, 0):e] = True
-        alive = alive * keep
+        alive, previous = _advance(alive, previous, n, p), n
+        confirmed += float(alive[e:].sum())            # empty past the last count: 0
+        refuted += float(alive[:max(f + 1, 0)].sum())
+        alive = _continuing(alive, e, f)
     return OperatingCharacteristics(p, confirmed, refuted, float(alive.sum()), expected)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from attnverify import theory
-from attnverify.compare.claim import Claim, Verdict
+from attnverify.compare.claim import Claim
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
 from attnverify.compare.claims.musat.runs import (
     PAPER_RETRIEVAL,
@@ -16,8 +16,6 @@ from attnverify.compare.claims.musat.runs import (
     cell_shape,
     retrieval_spec,
 )
-from attnverify.compare.protocol import Reason
-from attnverify.compare.sequential import LookResult, SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 
@@ -65,17 +63,3 @@ class RetrievalClaim(Claim):
         return (f"D = {D}, {layers} layer(s), {'IC' if ic else 'query-only'}, K = {params['K']}, "
                 f"{distractors} distractor statements, d_model {params['d_model']}, "
                 f"{params['steps']} steps")
-
-
-def sequential_verdict(stop: Stop) -> tuple[Verdict, Reason]:
-    return {Stop.EFFICACY: (Verdict.CONFIRMED, Reason.DECIDED),
-            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED)}.get(
-        stop, (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED))
-
-
-def design_text(design: SequentialDesign, result: LookResult) -> str:
-    efficacy, futility = design.boundaries()
-    k = result.look - 1
-    return (f"look {result.look} of {len(design.looks)} at {result.seeds} seeds: "
-            f"{result.successes} (confirm at >= {efficacy[k]}, refute at <= {futility[k]}): "
-            f"{result.stop}")

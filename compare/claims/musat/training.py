@@ -43,12 +43,7 @@ from attnverify.compare.claims.musat.protocols import (
     SUFFICIENT_DESIGN,
     SUFFICIENT_PROTOCOL,
 )
-from attnverify.compare.claims.musat.retrieval_claim import (
-    RetrievalClaim,
-    design_text,
-    diverged_note,
-    sequential_verdict,
-)
+from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, diverged_note
 from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     Cell,
@@ -58,11 +53,11 @@ from attnverify.compare.claims.musat.runs import (
     grid_cells,
     retrieval_spec,
 )
-from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.decision import decide, rate_gain, sequential_verdict
 from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci, rate_difference_test
+from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 
@@ -153,7 +148,7 @@ class ShallowModelsFail(RetrievalClaim):
             why += f"; {len(near)} finished seeds of {params['shallow_seeds']}"
         else:
             verdict, reason = sequential_verdict(result.stop)
-            why += f"; {design_text(design, result)}"
+            why += f"; {design.look_text(result)}"
         return Assessment(
             verdict=verdict, reason=reason,
             p_value=design.p_value(result) if design and result and not untestable else None,
@@ -262,7 +257,7 @@ class SufficientDepthLearns(RetrievalClaim):
                f"{result.seeds} seeds learned the query (>= {LEARNED}) after {params['steps']} "
                f"steps")
         if result.look:
-            why += f"; {design_text(design, result)}"
+            why += f"; {design.look_text(result)}"
         plateau = [round(float(r.metrics[f"acc_depth{D}"][-1]), 2) for r in runs
                    if f"acc_depth{D}" in r.metrics and not self._learned(r)]
         if plateau:
@@ -344,10 +339,8 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
                              f"seeds, so 'fails where IC succeeds' cannot be judged (a longer "
                              f"budget would make it testable). {why}"),
                 n_seeds=n_ic, figures={"ic_vs_query": ic_figure([ic_runs, q_runs])})
-        primary = OneSided("exact test on success counts (IC more often)",
-                           rate_difference_test(k_q, n_q, k_ic, n_ic, 0.0, "greater"),
-                           rate_difference_test(k_q, n_q, k_ic, n_ic, 0.0, "less"))
-        refutation = rate_difference_test(k_q, n_q, k_ic, n_ic, IC_MIN_GAP, "less")
+        primary, refutation = rate_gain(k_q, n_q, k_ic, n_ic, IC_MIN_GAP,
+                                        "exact test on success counts (IC more often)")
         d = decide(primary, 0.025, refutation=refutation, beta=0.10,
                    effect="IC learning more often than query-only")
         return Assessment(

@@ -11,7 +11,7 @@ import numpy as np
 from scipy import stats
 
 from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS
-from attnverify.compare.decision import Decision, OneSided, decide
+from attnverify.compare.decision import Decision, OneSided, decide, rate_gain
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 from attnverify.compare.stats import GroupComparison, compare_groups, rate_difference_test
 
@@ -106,14 +106,12 @@ def rescue_decision(single_steps: Sequence[int | None], multi_steps: Sequence[in
     smallest rescue refuted at ``BETA``, log-rank and Fisher secondary."""
     cmp = compare_groups(single_steps, multi_steps, budget)
     (k1, km), (n1, nm) = cmp.successes, cmp.n
-    primary = OneSided("exact test on success counts (more heads more often)",
-                       rate_difference_test(k1, n1, km, nm, 0.0, "greater"),
-                       rate_difference_test(k1, n1, km, nm, 0.0, "less"))
+    primary, refutation = rate_gain(k1, n1, km, nm, MIN_RESCUE,
+                                    "exact test on success counts (more heads more often)")
     secondary = [OneSided("log-rank on steps to success (1 head slower)",
                           cmp.logrank_p_a_slower, cmp.logrank_p_a_faster),
                  OneSided("Fisher on counts (1 head less often)", cmp.fisher_p_a_worse,
                           cmp.fisher_p_a_better)]
-    refutation = rate_difference_test(k1, n1, km, nm, MIN_RESCUE, "less")
     return decide(primary, ALPHA, secondary, refutation, BETA,
                   effect="more heads learning more often"), cmp
 

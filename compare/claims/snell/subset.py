@@ -21,6 +21,7 @@ from attnverify.compare.claims.snell.common import (
     success_steps,
 )
 from attnverify.compare.claims.snell.copying import SUCCESS_TEXT, curves_figure
+from attnverify.compare.decision import sequential_verdict
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
@@ -127,10 +128,7 @@ class SubsetLearnedEverySeed(Claim):
                 empirical={"value": None}, statistic="no look completed",
                 tolerance={"design": design.describe()},
                 explanation=f"fewer runs ({len(results)}) than the first look needs.")
-        verdict, reason = {
-            Stop.EFFICACY: (Verdict.CONFIRMED, Reason.DECIDED),
-            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED),
-        }.get(result.stop, (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED))
+        verdict, reason = sequential_verdict(result.stop)
         bounds = (f"confirm at >= {efficacy[result.look - 1]}, refute at <= "
                   f"{futility[result.look - 1]}")
         why = {Stop.EFFICACY: "at or above the efficacy boundary: p <= 0.75 rejected",
