@@ -63,9 +63,10 @@ def fake_lm_results(params, var, ent, loss):
     return out
 
 
-def fake_run(spec, loss, entropy, variance, status="ok"):
+def fake_run(spec, loss, entropy, variance, status="ok", diversity=0.3):
     metrics = {"loss": np.array([3.0, loss]), "attn_entropy_norm": np.array([0.5, entropy]),
-               "eig_var": np.array([1.0, variance])}
+               "eig_var": np.array([1.0, variance]), "eig_mean": np.array([0.0, 0.1]),
+               "rank_res_ratio": np.array([0.5, diversity])}
     return RunResult(spec=spec, status=status, eval_steps=np.array([0, spec.steps]),
                      metrics=metrics, train_loss=np.zeros(1))
 
@@ -79,9 +80,10 @@ def locater_runs(params, arms, rng, noise=0.001, status=None):
     def run(spec):
         key = ("none", 0.0) if spec.model.locater == 0 else (spec.model.locater_kind,
                                                              spec.model.locater)
-        loss, ent, var = arms.get(key, (3.0, 0.5, 1.0))
+        loss, ent, var, *diversity = arms.get(key, (3.0, 0.5, 1.0))
         return fake_run(spec, loss + rng.normal(0, noise), ent + rng.normal(0, noise),
-                        var * np.exp(rng.normal(0, noise)), status.get((key, spec.seed), "ok"))
+                        var * np.exp(rng.normal(0, noise)), status.get((key, spec.seed), "ok"),
+                        (diversity[0] if diversity else 0.3) + rng.normal(0, noise))
 
     results = [run(s) for s in claim.specs(params)]
     results += [run(s) for s in claim.followup(params, results)]
@@ -123,6 +125,37 @@ def test_locater_needs_three_finished_pairs():
     a = LocaterEffect().assess(params, locater_runs(params, arms, np.random.default_rng(2),
                                                     status=status))
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
+
+
+@pytest.mark.parametrize(("arm", "verdict", "reason"), [
+    ((2.95, 0.5, 0.2, 0.35), Verdict.CONFIRMED, Reason.DECIDED),      # diversity rises
+    ((2.95, 0.5, 0.2, 0.25), Verdict.REFUTED, Reason.DECIDED),        # falls: toward collapse
+    ((2.95, 0.5, 0.2, 0.3), Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),  # no change
+    ((2.95, 0.5, 1.0, 0.35), Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),  # variance unmoved
+    ((2.95, 0.5, 3.0, 0.35), Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),  # variance up
+])
+def test_token_diversity_rule_needs_the_variance_intervention(arm, verdict, reason):
+    """bao.small_variance_prevents_rank_collapse_in_training decides on the paired diversity
+    change only where LocAteR lowered the eigen-variance (its precondition)."""
+    from attnverify.compare.claims.bao import SmallVarianceKeepsTokenDiversity
+
+    claim = SmallVarianceKeepsTokenDiversity()
+    params = claim.params("smoke")
+    arms = {("A", 0.1): (3.1, 0.5, 0.5), ("A", 1.0): arm}
+    a = claim.assess(params, locater_runs(params, arms, np.random.default_rng(3)))
+    assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+    assert claim.specs(params) == LocaterEffect().specs(params)  # the same runs, shared
+
+
+def test_rank_collapse_refutes_a_zero_mean_localized_point():
+    """Negative control: at eigen-mean 0 the 'localized' point keeps almost nothing (below the
+    stated 0.05) and is no better than itself at the same norm: refuted."""
+    from attnverify.compare.claims.bao import RankCollapseAtUniform
+
+    claim = RankCollapseAtUniform()
+    params = {**claim.params("smoke"), "localized": (0.0, 0.01)}
+    a = claim.assess(params, [])
+    assert a.verdict is Verdict.REFUTED and "collapsed" in a.explanation, a.explanation
 
 
 def test_spectrum_claim_follows_the_sign():

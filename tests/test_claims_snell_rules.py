@@ -198,6 +198,21 @@ def test_saddle_claim_refutes_a_departure():
     results = [fake(s, **exact) for s in specs]
     a = claim.assess(params, results)
     assert a.verdict is Verdict.INCONCLUSIVE and "kappa(V, L) = 0.0303" in a.explanation
+    assert a.reason is Reason.BUDGET_REACHED
+
+
+def test_saddle_budget_scales_with_length_over_kappa():
+    """The escape budget is fixed by kappa before any run: L / (lr kappa) steps, so the full
+    profile (kappa 4x smaller than quick's, L 4x longer) gets about 17x quick's budget."""
+    from attnverify.compare.claims.snell.toys import escape_budget
+
+    claim = PermutationSaddle()
+    budgets = {p: claim.budget(claim.params(p)) for p in ("smoke", "quick", "full")}
+    assert budgets == {"smoke": 264, "quick": 420, "full": 7080}
+    assert {s.steps for s in claim.specs(claim.params("full"))} == {7080}
+    assert escape_budget(10, 15, lr=0.5) == 2 * escape_budget(10, 15, lr=1.0)
+    assert escape_budget(10, 15, lr=1.0, factor=2.0) == 840
+    assert min(s.seed for s in claim.specs(claim.params("quick"))) == 100
 
 
 def kappa_sweep_results(steps_of):
@@ -209,7 +224,7 @@ def kappa_sweep_results(steps_of):
     params = claim.params("quick")
     results = []
     for spec in claim.specs(params):
-        step = steps_of(spec.task.vocab_size, spec.seed)
+        step = steps_of(spec.task.vocab_size, spec.seed - 100)
         learned = np.zeros(40) if step is None else (np.arange(40) * 10 >= step).astype(float)
         results.append(fake(spec, acc=learned, attn_acc_best_offset=learned))
     return claim, params, results
@@ -231,13 +246,11 @@ def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
     a = claim.assess(params, results)
     assert a.verdict is Verdict.INCONCLUSIVE, a.explanation
     assert "on the rising branch" in a.explanation
-    assert "a floor of this scale" not in a.explanation
-    # the same with an exact floor: every seed up to V* at the fastest step, and the report
-    # says so
+    # the same with an exact floor: every seed up to V* at the same step ties the ranks
     claim, params, results = kappa_sweep_results(
         lambda v, seed: None if v == 20 else 100 if v <= 40 else 3 * v + 10 * seed)
     a = claim.assess(params, results)
-    assert a.verdict is Verdict.INCONCLUSIVE and "a floor of this scale" in a.explanation
+    assert a.verdict is Verdict.INCONCLUSIVE and "on the rising branch" in a.explanation
     # faster with V everywhere: against kappa above its peak
     claim, params, results = kappa_sweep_results(lambda v, seed: 400 - v + 10 * seed)
     a = claim.assess(params, results)
@@ -248,6 +261,35 @@ def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
     results = [r for r in results if r.spec.task.vocab_size in params["vocab"]]
     a = claim.assess(params, results)
     assert a.verdict is Verdict.INCONCLUSIVE and "do not straddle" in a.explanation
+
+
+def test_learning_curve_area_is_continuous_where_steps_to_success_tie():
+    """Two runs that reach success at the same evaluation but rise at different speeds get
+    different areas; a run that never succeeds still gets the area its accuracy earned."""
+    from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
+    from attnverify.compare.claims.snell.kappa_speed import learning_curve_area
+
+    spec = KappaPredictsLearningSpeed().specs(KappaPredictsLearningSpeed().params("quick"))[0]
+    fast = fake(spec, acc=[0.0, 0.9, 0.96, 0.99], attn_acc_best_offset=[0, 1, 1, 1])
+    slow = fake(spec, acc=[0.0, 0.2, 0.96, 0.99], attn_acc_best_offset=[0, 1, 1, 1])
+    never = fake(spec, acc=[0.0, 0.2, 0.4, 0.6], attn_acc_best_offset=[0, 0, 0, 0])
+    flat = fake(spec, acc=[0.0, 0.0, 0.0, 0.0], attn_acc_best_offset=[0, 0, 0, 0])
+    assert fast.first_step_reaching({"acc": 0.95}) == slow.first_step_reaching({"acc": 0.95})
+    assert learning_curve_area(fast) > learning_curve_area(slow) > learning_curve_area(never)
+    assert learning_curve_area(never) == pytest.approx((0.1 + 0.3 + 0.5) / 3)
+    assert learning_curve_area(flat) == 0.0
+    nan = fake(spec, acc=[0.0, 1.0, np.nan, np.nan], attn_acc_best_offset=[0, 1, 1, 1])
+    assert learning_curve_area(nan) == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+
+
+def test_kappa_speed_grid_is_finer_and_its_seeds_fresh():
+    from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
+
+    claim = KappaPredictsLearningSpeed()
+    for profile, every in (("quick", 10), ("full", 5)):
+        specs = claim.specs(claim.params(profile))
+        assert {s.eval_every for s in specs} == {every}
+        assert min(s.seed for s in specs) == 100
 
 
 def test_the_kappa_sweep_follows_l_in_the_parameter_space():

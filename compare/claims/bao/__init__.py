@@ -8,13 +8,14 @@ from attnverify.compare.claims.bao.moments import (
     PropagationProbability,
     ScoreMoments,
 )
+from attnverify.compare.claims.bao.rank_collapse import RankCollapseAtUniform
 from attnverify.compare.claims.bao.regimes import (
     EntropyMonotoneInVariance,
     LargeVarianceVanishes,
-    RankCollapseAtUniform,
     SmallVarianceLocalizes,
     ZeroMeanNoSelectivity,
 )
+from attnverify.compare.claims.bao.token_diversity import SmallVarianceKeepsTokenDiversity
 from attnverify.compare.claims.bao.training import TrainedSpectrumPredictsLocalization
 
 CLAIMS = (
@@ -26,6 +27,7 @@ CLAIMS = (
     EntropyMonotoneInVariance,
     RankCollapseAtUniform,
     LocaterEffect,
+    SmallVarianceKeepsTokenDiversity,
     TrainedSpectrumPredictsLocalization,
     AntrpVariantDisagrees,
 )

@@ -24,7 +24,7 @@ what helps, and is reported, not decided on.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -67,7 +67,7 @@ def _spec(params: dict[str, Any], coefficient: float, kind: str, seed: int) -> R
                                                   locater_kind=kind))
 
 
-def _arm(run: RunResult) -> tuple[str, float]:
+def arm_of(run: RunResult) -> tuple[str, float]:
     """('none', 0), ('A', lambda) or ('F', mu) of a run."""
     model = run.spec.model
     return ("none", 0.0) if model.locater == 0 else (model.locater_kind, model.locater)
@@ -76,11 +76,11 @@ def _arm(run: RunResult) -> tuple[str, float]:
 NONE = ("none", 0.0)
 
 
-def _paired(runs: Sequence[RunResult], arm: tuple[str, float], seeds: range, name: str,
+def paired_change(runs: Sequence[RunResult], arm: tuple[str, float], seeds: range, name: str,
             against: tuple[str, float] = NONE) -> list[float]:
     """Per seed of ``seeds``: ``name`` of ``arm`` minus that of ``against`` (the
     unregularised run), over the seeds where neither diverged."""
-    by = {(_arm(r), r.spec.seed): r for r in runs}
+    by = {(arm_of(r), r.spec.seed): r for r in runs}
     out = []
     for seed in seeds:
         a, b = by.get((arm, seed)), by.get((against, seed))
@@ -89,8 +89,8 @@ def _paired(runs: Sequence[RunResult], arm: tuple[str, float], seeds: range, nam
     return out
 
 
-def _mean_final(runs: Sequence[RunResult], arm: tuple[str, float], name: str) -> float:
-    values = [final(r, name) for r in runs if _arm(r) == arm and not r.diverged]
+def mean_final(runs: Sequence[RunResult], arm: tuple[str, float], name: str) -> float:
+    values = [final(r, name) for r in runs if arm_of(r) == arm and not r.diverged]
     return float(np.mean(values)) if values else float("nan")
 
 
@@ -99,20 +99,20 @@ def calibrate(params: dict[str, Any], runs: Sequence[RunResult]) -> tuple[float,
     seeds = range(CALIBRATION_SEEDS, CALIBRATION_SEEDS + params["calibration_seeds"])
 
     def gain(lam: float) -> float:
-        diff = _paired(runs, ("A", lam), seeds, "loss")
+        diff = paired_change(runs, ("A", lam), seeds, "loss")
         return float(np.mean(diff)) if diff else float("inf")
 
     lam = min(params["lambdas"], key=lambda x: (gain(x), x))
-    target = _mean_final(runs, ("A", lam), "eig_var")
+    target = mean_final(runs, ("A", lam), "eig_var")
 
     def distance(mu: float) -> float:
-        var = _mean_final(runs, ("F", mu), "eig_var")
+        var = mean_final(runs, ("F", mu), "eig_var")
         return abs(np.log(var / target)) if var > 0 and target > 0 else float("inf")
 
     return lam, min(params["frobenius"], key=lambda x: (distance(x), x))
 
 
-def _one_sided(diff: Sequence[float], shift: float = 0.0) -> tuple[float, float]:
+def one_sided_t(diff: Sequence[float], shift: float = 0.0) -> tuple[float, float]:
     """Paired t-test p-values of mean < shift and mean > shift (1, 1 without variance)."""
     x = np.asarray(diff, dtype=float)
     if x.size < 2 or np.all(x == x[0]):
@@ -121,23 +121,32 @@ def _one_sided(diff: Sequence[float], shift: float = 0.0) -> tuple[float, float]
             float(stats.ttest_1samp(x, shift, alternative="greater").pvalue))
 
 
-class LocaterEffect(Claim):
-    """``bao.locater_effect`` (see the module docstring).
+@dataclass(frozen=True)
+class LocaterDecision:
+    """The decision runs of the LocAteR design and what the calibration chose for them."""
 
-    Changed on 2026-11-25 (docs/methodology.md): the rule was three co-primary paired
-    t-intervals at the grid's largest coefficient (chosen in a one-seed pilot), with the loss
-    as non-inferiority while the paper claims an improvement, and no control for plain
-    shrinkage; the decision moved to fresh seeds.
-    """
+    runs: list[RunResult]
+    lam: float
+    mu: float
+    seeds: range
 
-    id = "bao.locater_effect"
+    def change(self, name: str, against: tuple[str, float] = NONE) -> list[float]:
+        """Per decision seed: metric ``name`` of LocAteR at lambda* minus that of ``against``
+        (the unregularised run by default)."""
+        return paired_change(self.runs, ("A", self.lam), self.seeds, name, against)
+
+    @property
+    def control(self) -> tuple[str, float]:
+        return ("F", self.mu)
+
+
+class LocaterRuns(Claim):
+    """The runs of the LocAteR design (module docstring): calibration seeds for every
+    coefficient of LocAteR and of the Frobenius control, then decision seeds for none,
+    LocAteR at lambda* and the control at mu*. Claims reading these runs derive from it, so
+    that they share them through the cache."""
+
     paper = "bao"
-    kind = ClaimKind.PAPER
-    code_version = 2
-    protocol = LOCATER_EFFECT
-    statement = ("Training with LocAteR improves validation loss (perplexity) against training "
-                 "without it (bao2024.md §4); the rise of attention entropy and a plain "
-                 "Frobenius penalty at matched eigen-variance are reported beside it.")
     paper_scale = PAPER_LM
     full_is_paper_scale = False
     overridable = ("corpus",)
@@ -179,21 +188,42 @@ class LocaterEffect(Claim):
         lam, mu = calibrate(params, results)
         return f"calibrated: LocAteR lambda* = {lam:g}, Frobenius control mu* = {mu:g}"
 
+    @staticmethod
+    def decision(params: dict[str, Any], results: Sequence[RunResult]) -> LocaterDecision:
+        """The decision runs of ``results``, with lambda* and mu* from its calibration runs."""
+        lam, mu = calibrate(params, [r for r in results if r.spec.seed >= CALIBRATION_SEEDS])
+        return LocaterDecision([r for r in results if r.spec.seed < CALIBRATION_SEEDS], lam,
+                               mu, range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"]))
+
     def seed_plan(self, params: dict[str, Any]) -> str:
         arms = 1 + len(params["lambdas"]) + len(params["frobenius"])
         return (f"{params['calibration_seeds']} calibration seeds x {arms} arms, then "
                 f"{params['seeds']} decision seeds x 3 arms (none, LocAteR at lambda*, the "
                 f"control at mu*)")
 
+
+class LocaterEffect(LocaterRuns):
+    """``bao.locater_effect`` (see the module docstring).
+
+    Changed on 2026-11-25 (docs/methodology.md): the rule was three co-primary paired
+    t-intervals at the grid's largest coefficient (chosen in a one-seed pilot), with the loss
+    as non-inferiority while the paper claims an improvement, and no control for plain
+    shrinkage; the decision moved to fresh seeds.
+    """
+
+    id = "bao.locater_effect"
+    kind = ClaimKind.PAPER
+    code_version = 2
+    protocol = LOCATER_EFFECT
+    statement = ("Training with LocAteR improves validation loss (perplexity) against training "
+                 "without it (bao2024.md §4); the rise of attention entropy and a plain "
+                 "Frobenius penalty at matched eigen-variance are reported beside it.")
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        calibration = [r for r in results if r.spec.seed >= CALIBRATION_SEEDS]
-        decision = [r for r in results if r.spec.seed < CALIBRATION_SEEDS]
-        lam, mu = calibrate(params, calibration)
-        seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
-        loss = _paired(decision, ("A", lam), seeds, "loss")
-        entropy = _paired(decision, ("A", lam), seeds, "attn_entropy_norm")
-        variance = _paired(decision, ("A", lam), seeds, "eig_var")
-        control = _paired(decision, ("A", lam), seeds, "loss", against=("F", mu))
+        runs = self.decision(params, results)
+        decision, lam, mu = runs.runs, runs.lam, runs.mu
+        loss, entropy = runs.change("loss"), runs.change("attn_entropy_norm")
+        variance, control = runs.change("eig_var"), runs.change("loss", against=runs.control)
         theory = "LocAteR lowers validation loss"
         chosen = f"lambda* = {lam:g}, control mu* = {mu:g} (chosen on calibration seeds)"
         if len(loss) < MIN_PAIRS:
@@ -205,16 +235,16 @@ class LocaterEffect(Claim):
                              f"{MIN_PAIRS}; more decision seeds (or runs that do not diverge) "
                              f"would make it testable."),
                 n_seeds=len(loss))
-        improve, worsen = _one_sided(loss)
-        _, smaller = _one_sided(loss, -MIN_IMPROVEMENT)
-        ent_down, ent_up = _one_sided(entropy)
+        improve, worsen = one_sided_t(loss)
+        _, smaller = one_sided_t(loss, -MIN_IMPROVEMENT)
+        ent_down, ent_up = one_sided_t(entropy)
         d = decide(OneSided("paired t on validation loss (LocAteR lower)", improve, worsen),
                    ALPHA, refutation=smaller, beta=BETA,
                    effect="an improvement of validation loss")
         lo, hi = mean_ci(loss)
-        var_ratio = (_mean_final(decision, ("A", lam), "eig_var")
-                     / _mean_final(decision, ("F", mu), "eig_var"))
-        c_better, c_worse = _one_sided(control) if len(control) >= 2 else (1.0, 1.0)
+        var_ratio = (mean_final(decision, ("A", lam), "eig_var")
+                     / mean_final(decision, ("F", mu), "eig_var"))
+        c_better, c_worse = one_sided_t(control) if len(control) >= 2 else (1.0, 1.0)
         explanation = (
             f"At {chosen}, over {len(loss)} paired decision seeds: validation loss "
             f"{np.mean(loss):+.4f} nats (95% CI {lo:+.4f} to {hi:+.4f}), attention entropy "
@@ -251,7 +281,7 @@ class LocaterEffect(Claim):
                   ("attn_entropy_norm", "attention entropy / log i"),
                   ("eig_var", r"eigen-variance of $W_{QK}$"))
         for arm, colour, label in arms:
-            ok = [r for r in runs if _arm(r) == arm and not r.diverged]
+            ok = [r for r in runs if arm_of(r) == arm and not r.diverged]
             if not ok:
                 continue
             for ax, (name, ylabel) in zip(axes, panels, strict=True):

@@ -209,39 +209,52 @@ ENTROPY_MONOTONE_IN_VARIANCE = _derivation(
         NO_PRECONDITION,
     ))
 
+DIVERSITY_MIN = 0.05
+"""The token diversity the localized regime must keep after one layer, res(Y)/res(X): at least
+5% of the input's spread around its mean token (W = 0 keeps exactly 0). Stated on 2026-11-25
+after the Monte Carlo draw of seed 0 had shown 0.075; decided on a fresh draw (seed 1)."""
+
 RANK_COLLAPSE_AT_UNIFORM = _derivation(
     endpoint=("token diversity after one attention layer with identity values, res(Y)/res(X): "
-              "at W = 0, and at the localized point (mean 0.1, std 0.01) against a zero-mean W "
-              "with the same second moment (d = 64, T = 128)"),
+              "at W = 0, and at the localized point (mean 0.1, std 0.01) against the stated "
+              f"threshold {DIVERSITY_MIN} and against a zero-mean W with the same second moment "
+              "(d = 64, T = 128)"),
     unit=("a Monte Carlo mean over random-walk sequences (100 / 400 / 2,000 at smoke / quick / "
-          "full, seed 0), the same walks for every W"),
-    test=("W = 0: max ratio <= 1e-12 (round-off); separation: the localized mean's one-sided "
-          "99.9% lower bound above the zero-mean W's one-sided 99.9% upper bound (normal, "
-          "z = 3.09)"),
-    confirm="max ratio at W = 0 <= 1e-12, and the two one-sided 99.9% bounds separate",
-    refute="otherwise, including a separation that is merely not significant",
-    h0=("W = 0 collapses the tokens exactly, and the localized point keeps more diversity than "
-        "zero mean at the same ||W||_F"),
-    h1="W = 0 does not collapse, or the localized point does not keep significantly more",
-    error_rates=("a correctness check, not a test of an effect: W = 0 is held to round-off, and "
-                 "a false separation has rate below 1e-3; a refutation for lack of separation "
-                 "has no error rate (absence of significance); 'confirmed' is a passed check"),
+          "full), the same walks for every W; W and walks drawn from seed 1 (seed 0, seen "
+          "before the threshold was stated, decides nothing)"),
+    test=("W = 0: max ratio <= 1e-12 (round-off); the localized mean's one-sided 99.9% lower "
+          f"bound (normal, z = 3.09) >= {DIVERSITY_MIN}; separation: that bound above the "
+          "zero-mean W's one-sided 99.9% upper bound"),
+    confirm=(f"max ratio at W = 0 <= 1e-12, the localized lower bound >= {DIVERSITY_MIN}, and "
+             "the two one-sided 99.9% bounds separate"),
+    refute=("W = 0 does not collapse, or the localized point's one-sided 99.9% upper bound is "
+            f"below {DIVERSITY_MIN} (it collapses too), or the zero-mean W keeps significantly "
+            "more; inconclusive when neither bound decides"),
+    h0=("W = 0 collapses the tokens exactly, and the localized point keeps at least "
+        f"{DIVERSITY_MIN} of the token diversity, more than zero mean at the same ||W||_F"),
+    h1=(f"W = 0 does not collapse, or the localized point keeps less than {DIVERSITY_MIN} or "
+        "no more than zero mean"),
+    error_rates=("a correctness check, not a test of an effect: W = 0 is held to round-off; a "
+                 "false pass of the threshold or of the separation has rate below 1e-3 each; "
+                 "'confirmed' is a passed check"),
     secondary=("mean res ratio along eigen-mean 0 to 0.5 at std 0.01 (figure)",
                "95% interval of the localized mean"),
     weaknesses=(
-        "'the localized regime does not collapse' is tested as 'keeps significantly more "
-        "diversity than a zero-mean W of the same norm'; the localized layer still averages "
-        "most of the sequence",
+        f"the threshold {DIVERSITY_MIN} was stated after the seed-0 draw had been seen "
+        "(0.075); the decision uses a fresh draw, but the Monte Carlo spread between draws "
+        "is small, so the draw guards less than a fresh seed of a training run would",
+        "the localized layer still averages most of the sequence: 5% of the spread is a "
+        "low bar for 'keeps token diversity'",
         "W = 0 gives uniform attention, so its exact collapse holds by construction",
-        "the two W share their walks but are compared by non-overlap of two separate intervals "
-        "(conservative, not a paired test), and a lack of separation refutes",
-        "evidence from trained models (token diversity after attention in bao.locater_effect's "
-        "runs) is collected, not decided",
+        "the two W share their walks but are compared by non-overlap of two separate "
+        "intervals (conservative, not a paired test)",
+        "one untrained layer: trained models are "
+        "bao.small_variance_prevents_rank_collapse_in_training's",
         NO_PRECONDITION,
     ))
 
-LM_SEEDS = SeedBlock(SeedUse.DECISION, 0,
-                     note="the seeds the rule was developed on, not a fresh block")
+SPECTRUM_SEEDS = (SeedBlock(SeedUse.DECISION, 600, note="one run per seed and coefficient"),
+                  SeedBlock(SeedUse.DEVELOPMENT, 0, note="the rule was developed on these"))
 LM_SCALE_WEAKNESS = ("the default task is a synthetic random-walk language task, not "
                      "WikiText-2, and even full stays below the paper's setting (its "
                      "hyper-parameters are unknown)")
@@ -287,7 +300,7 @@ TRAINED_SPECTRUM_PREDICTS_LOCALIZATION = Protocol(
     endpoint=("the mean over LocAteR coefficients of the within-coefficient Spearman "
               "correlation, across seeds, of final W_QK eigen-variance and final normalised "
               "validation attention entropy"),
-    unit=("one trained model per seed and coefficient (seeds from 0, coefficients 0, 0.01, "
+    unit=("one trained model per seed and coefficient (seeds from 600, coefficients 0, 0.01, "
           "0.1, 1 at quick; not the blocks of bao.locater_effect); "
           "coefficients with 3 or more finished runs are the strata"),
     h0="no relation within coefficients: the entropies are exchangeable across its seeds",
@@ -303,14 +316,13 @@ TRAINED_SPECTRUM_PREDICTS_LOCALIZATION = Protocol(
                   "testable)"),
     secondary=("Spearman per coefficient", "Spearman pooled over coefficients (driven by "
                "LocAteR itself)", "diverged runs"),
-    seeds=(LM_SEEDS,),
+    seeds=SPECTRUM_SEEDS,
     weaknesses=(
         "seed-to-seed variation, not an intervention: an association within coefficients does "
         "not show that the spectrum sets the entropy",
         "3 to 8 seeds per coefficient give coarse Spearman values and little power; every "
         "coefficient weighs the same whatever its run count",
         "H1 is any negative correlation: no relation stays inconclusive, never refuted",
-        "the runs are bao.locater_effect's, so the two verdicts are not independent",
         "the variance read is of the symmetric part of a non-symmetric trained W_QK, and the "
         "entropy averages all causal rows, while the theory concerns the last query",
         "no check that the eigen-variance varies enough within a coefficient to show a relation",

@@ -5,38 +5,32 @@ the rank-collapse measure do across them (§8.2 items 4-8)."""
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import matplotlib
 import numpy as np
-import torch
 from scipy.special import erf
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import (
-    MC_VERSION,
     MONTE_CARLO,
     TOKEN_MODEL,
-    qk_matrix,
     scores_at,
 )
 from attnverify.compare.claims.bao.protocols import (
     ENTROPY_MONOTONE_IN_VARIANCE,
     LARGE_VARIANCE_VANISHES,
-    RANK_COLLAPSE_AT_UNIFORM,
     SMALL_VARIANCE_LOCALIZES,
     ZERO_MEAN_NO_SELECTIVITY,
 )
-from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z, mean_and_se, normal_ci
-from attnverify.empirics import RunResult, rank_collapse
+from attnverify.empirics import RunResult
 
 LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
 """(d, mean, std) with max v_t < 1/64, so that the window test of §8.2 item 5 applies."""
@@ -391,91 +385,5 @@ class EntropyMonotoneInVariance(Claim):
         ax.set_xlabel(r"eigen-std $\sigma$ (eigen-mean fixed)")
         ax.set_ylabel("softmax entropy of the last query (nats)")
         ax.set_title("entropy falls as the spectrum spreads")
-        ax.legend(fontsize=7)
-        return fig
-
-
-class RankCollapseAtUniform(Claim):
-    """``bao.rank_collapse_at_uniform``: W = 0 collapses the tokens; the localized regime keeps
-    them apart.
-
-    One bidirectional attention layer with identity values, ``Y = softmax(c X W X^T) X``, on
-    random-walk tokens. Measure: ``res(Y)/res(X)`` with ``res(X) = ||X - 1 xbar^T||_F/||X||_F``
-    (0 = all output tokens equal). W = 0 must give exactly 0 (to 1e-12, round-off); the
-    localized point (mean != 0, small std) must retain significantly more than a zero-mean point
-    with the same second moment ``m^2 + sigma^2`` (same ||W||_F; one-sided, 99.9% intervals
-    over walks): the rank-collapse side is zero mean, not a small W. The sizes are reported as
-    measured: at moderate d the localized layer still averages most of the sequence.
-    """
-
-    id = "bao.rank_collapse_at_uniform"
-    protocol = RANK_COLLAPSE_AT_UNIFORM
-    kind = ClaimKind.DERIVATION
-    code_version = 1
-    paper = "bao"
-    statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
-                 "regime does not.")
-    space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
-    }
-    defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        p: {"d": 64, "T": 128, "localized": (0.1, 0.01), "n_samples": n, "seed": 0,
-            "means": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)}
-        for p, n in (("smoke", 100), ("quick", 400), ("full", 2000))
-    }
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        d, T, n, seed = params["d"], params["T"], params["n_samples"], params["seed"]
-        m_loc, s_loc = params["localized"]
-
-        def ratio(w: torch.Tensor) -> np.ndarray:
-            key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
-                   "seed": seed, "torch": torch.__version__}
-            out = memo("bao_rank_collapse", key, MC_VERSION, lambda: dict(zip(
-                ("before", "after"), rank_collapse(w, T, n, seed), strict=True)))
-            return out["after"] / out["before"]
-
-        zero = ratio(torch.zeros(d, d, dtype=torch.float64))
-        sweep = {m: ratio(qk_matrix(d, m, s_loc, seed)) for m in params["means"]}
-        loc = sweep.get(m_loc, ratio(qk_matrix(d, m_loc, s_loc, seed)))
-        # zero mean at the same second moment (same ||W||_F): only the mean differs
-        s_flat = float(np.hypot(m_loc, s_loc))
-        flat = ratio(qk_matrix(d, 0.0, s_flat, seed))
-        (loc_mean, loc_se), (flat_mean, flat_se) = mean_and_se(loc), mean_and_se(flat)
-        lo_loc = normal_ci(loc_mean, loc_se, z=3.09)[0]  # one-sided 99.9%
-        hi_flat = normal_ci(flat_mean, flat_se, z=3.09)[1]
-        collapsed = float(zero.max()) <= 1e-12
-        separated = lo_loc > hi_flat
-        verdict = Verdict.CONFIRMED if collapsed and separated else Verdict.REFUTED
-        why = (f"W = 0: max res ratio {zero.max():.1e} (exact collapse); localized (mean "
-               f"{m_loc}, std {s_loc}): {loc_mean:.3f} against {flat_mean:.3f} at zero mean "
-               f"with the same second moment (std {s_flat:.4f})"
-               + ("" if separated else " -- not significantly larger"))
-        return Assessment(
-            verdict=verdict, theory="0 at W = 0",
-            empirical={"value": loc_mean, "ci": normal_ci(loc_mean, loc_se),
-                       "confidence": 0.95, "at": f"res(Y)/res(X), localized point, d = {d}"},
-            statistic=(f"res(Y)/res(X) over {n} random-walk sequences, one bidirectional "
-                       f"attention layer with identity values, d = {d}, T = {T}"),
-            tolerance={"W = 0": "<= 1e-12", "localized vs zero mean": "one-sided 99.9%",
-                       "why": "exact collapse up to float64 round-off; separation beyond "
-                              "sampling noise"},
-            explanation=why,
-            details={"zero_max": float(zero.max()),
-                     "sweep_mean_ratio": {str(m): float(r.mean()) for m, r in sweep.items()}},
-            figures={"rank_collapse": self._figure(sweep, s_loc, d)})
-
-    @staticmethod
-    def _figure(sweep: dict[float, np.ndarray], std: float, d: int):
-        fig, (ax,) = new_figure()
-        means = list(sweep)
-        mean, se = zip(*(mean_and_se(sweep[m]) for m in means), strict=True)
-        half = [1.96 * s for s in se]
-        ax.errorbar(means, mean, yerr=half, fmt="o-", color=PALETTE["blue"], markersize=4,
-                    label=f"Monte Carlo, std = {std}")
-        ax.axhline(0, color=PALETTE["theory"], linewidth=0.8, label="W = 0: exact collapse")
-        ax.set_xlabel("eigen-mean m")
-        ax.set_ylabel("res(Y) / res(X)")
-        ax.set_title(f"token diversity after attention (d = {d})")
         ax.legend(fontsize=7)
         return fig

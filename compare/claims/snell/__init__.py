@@ -2,12 +2,9 @@
 order of the report."""
 
 from attnverify.compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_z
-from attnverify.compare.claims.snell.copying import (
-    KappaPredictsLearningSpeed,
-    KtiwPrecedesAttention,
-    PermutationIsHard,
-)
+from attnverify.compare.claims.snell.copying import KtiwPrecedesAttention, PermutationIsHard
 from attnverify.compare.claims.snell.initialisation import UniformAttentionAtInit
+from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpeed
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
 from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
 from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm

@@ -61,26 +61,3 @@ KTIW_PRECEDES = Protocol(
                 "ties at the evaluation grid's resolution count for the claim",
                 "confirming needs every seed while refuting needs the interval: a single "
                 "exception makes the verdict inconclusive at a dozen seeds"))
-
-KAPPA_SPEED = Protocol(
-    endpoint="on each side of the kappa peak, the rank correlation of V and learning speed "
-             "(1 / steps to success, 0 for a failure) in kappa's direction",
-    unit="one subset run per seed and V: its speed",
-    h0="on at least one branch speed does not move with kappa (a monotone effect of V "
-       "explains the speeds)",
-    h1="speed rises with V below the peak and falls above it",
-    test="one-sided Spearman test per branch at 0.025 (both must hold: intersection-union)",
-    confirm="both branches significant in kappa's direction",
-    refute="either branch significant against kappa at 0.025",
-    alpha=0.025, beta=None,
-    error_rates="refuting needs speed significantly against kappa on a branch; no smallest "
-                "effect is declared, so 'no effect' is never refuted",
-    readout="the first evaluation meeting SUCCESS, on the fixed evaluation grid",
-    frozen="2026-11-25",
-    precondition="the subset vocabularies straddle the kappa peak (two on each side)",
-    secondary=("median steps to success per V", "the permutation runs (V = L), shown only"),
-    seeds=(SeedBlock(SeedUse.DECISION, 0, DEVELOPED),),
-    weaknesses=("speeds sit near the evaluation grid's floor at quick (every rising-branch "
-                "seed learns at the fastest evaluation), so ranks are mostly ties",
-                "a speed of 0 for a failure is a placeholder, not a censored time",
-                "3 seeds per V at quick", "the decision seeds are the development seeds"))

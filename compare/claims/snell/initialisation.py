@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.snell.common import PAPER_COPYING
+from attnverify.compare.claims.snell.common import DECISION_SEEDS, PAPER_COPYING
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -47,8 +47,9 @@ UNIFORM_AT_INIT_PROTOCOL = Protocol(
             "batch (eval_size examples, all T query steps including EOS)",
     frozen="2026-11-25",
     secondary=("mean S * max weight per configuration",),
-    seeds=(SeedBlock(SeedUse.DECISION, 0,
-                     note="the seeds the rule was developed on, not a fresh block"),),
+    seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, note="one untrained model per seed and "
+                                                             "configuration"),
+           SeedBlock(SeedUse.DEVELOPMENT, 0, note="the rule was developed on these")),
     weaknesses=(
         "At step 0 nothing is learned: the test checks the initialisation scheme (PyTorch "
         "defaults), which makes near-uniform attention likely by construction.",
@@ -103,10 +104,10 @@ class UniformAttentionAtInit(Claim):
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         return [RunSpec(task=CopyTask(dist, vocab, length), model=Seq2SeqConfig(hidden=hidden),
-                        steps=0, eval_size=params["eval_size"], seed=seed,
+                        steps=0, eval_size=params["eval_size"], seed=DECISION_SEEDS + i,
                         attention_snapshots=(0,))
                 for hidden, dist, vocab, length in params["configs"]
-                for seed in range(params["seeds"])]
+                for i in range(params["seeds"])]
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         n_seeds = params["seeds"]

@@ -14,7 +14,7 @@ import numpy as np
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.plotting import PALETTE, new_figure
-from attnverify.compare.protocol import SeedBlock, SeedUse, derivation_protocol
+from attnverify.compare.protocol import Reason, SeedBlock, SeedUse, derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.empirics import (
     SGD,
@@ -193,6 +193,26 @@ class ToyClassifierClosedForm(Claim):
         return fig
 
 
+SADDLE_DECISION_SEEDS, SADDLE_CALIBRATION_SEEDS = 100, 200
+"""First seeds of the saddle's decision and calibration blocks; seeds 0 to 4 developed the
+rule and decide nothing."""
+ESCAPE_FACTOR = 1.0
+"""The escape budget in units of L / (lr kappa(V, L)) SGD steps, fixed on 2026-11-25 from the
+calibration seeds 200 to 202: the subset runs' gold attention first passed 1/2 at kappa t =
+5.5, 6.5, 11.5 and 22.0 for L = 8, 10, 20 and 40 (about 0.55 L), so a factor 1 leaves about
+twice the measured escape time at every length."""
+
+
+def escape_budget(length: int, vocab: int, lr: float, factor: float = ESCAPE_FACTOR) -> int:
+    """SGD steps the subset contrast gets to escape B = Q = 0: ``factor * L / (lr kappa)``.
+
+    From B = Q = 0 the only stage-1 signal is the co-occurrence kappa(V, L) (snell2021.md
+    §4.5), so the time for B to leave 0 scales with 1/kappa; the gold attention has to grow
+    from 1/L, which the calibration runs found to add a factor about proportional to L."""
+    kappa = theory.snell.kappa(vocab, length, "subset").value
+    return max(1, math.ceil(factor * length / (lr * kappa)))
+
+
 PERMUTATION_SADDLE_PROTOCOL = replace(
     derivation_protocol(
         endpoint="the free-attention toy on permutations from B = Q = 0: loss exactly log V, "
@@ -205,21 +225,29 @@ PERMUTATION_SADDLE_PROTOCOL = replace(
     confirm="every permutation run within the round-off tolerances at every evaluation, and "
             "every subset run's final gold attention > 0.5",
     refute="a permutation run beyond a round-off tolerance (loss, B row spread or |Q|) at any "
-           "evaluation; inconclusive when the saddle holds but a subset run does not escape",
-    readout="permutations: the largest deviation over the evaluations (every steps/20 steps "
-            "and the last); subsets: the gold attention at the last evaluation",
-    seeds=(SeedBlock(SeedUse.DECISION, 0,
-                     note="the seeds the rule was developed on, not a fresh block"),),
+           "evaluation; inconclusive (budget reached) when the saddle holds but a subset run "
+           "does not escape",
+    readout="both distributions train for the escape budget ceil(escape_factor * L / (lr "
+            "kappa(subset_V, L))) SGD steps (escape_factor 1: 264, 420 and 7080 steps at "
+            "smoke, quick and full), fixed by kappa before any run; permutations: the largest "
+            "deviation over the evaluations (every budget/20 steps and the last); subsets: "
+            "the gold attention at the last evaluation",
+    seeds=(SeedBlock(SeedUse.DECISION, SADDLE_DECISION_SEEDS,
+                     note="one run per seed and distribution"),
+           SeedBlock(SeedUse.CALIBRATION, SADDLE_CALIBRATION_SEEDS,
+                     note="three subset runs at each of L = 8, 10, 20, 40 measured the escape "
+                          "time that set escape_factor"),
+           SeedBlock(SeedUse.DEVELOPMENT, 0,
+                     note="the fixed 200 / 400 / 2000 step budgets used before")),
     weaknesses=(
-        "Escape budget not scaled with 1/kappa(V, L): at full (V = 60, L = 40, kappa = 0.0056) "
-        "2000 steps are too few and the claim is inconclusive; 8000 steps escape.",
+        "The escape factor was set after the full profile's fixed 2000-step budget had been "
+        "seen to be too short (on calibration seeds, not the decision seeds).",
         "No perturbed start: zero gradient at B = Q = 0 is checked, not that the point is a "
         "saddle (unstable) rather than a flat stationary point.",
-        "The saddle is checked at the evaluations only (every steps/20 steps), not every step.",
+        "The saddle is checked at the evaluations only (every budget/20 steps), not every "
+        "step.",
         "Escape is a fixed threshold (gold attention > 0.5) at the last evaluation, over 1 "
-        "(smoke), 3 (quick) or 5 (full) seeds.",
-        "No testability precondition: a budget too short for the escape is found only after "
-        "the runs, and reads as 'budget reached'."))
+        "(smoke), 3 (quick) or 5 (full) seeds."))
 
 
 class PermutationSaddle(Claim):
@@ -232,12 +260,16 @@ class PermutationSaddle(Claim):
     data must escape: the gold attention weight ends above 0.5 in every seed (it starts at 1/L).
     Refuted if the permutation run leaves the saddle; inconclusive if it stays but a subset run
     does not escape within the budget.
+
+    Changed on 2026-11-25 (docs/methodology.md): the budget was a fixed step count per profile,
+    too short at full (kappa = 0.0056); it is now :func:`escape_budget`, set by kappa before
+    any run, and the decision moved to fresh seeds.
     """
 
     id = "snell.permutation_saddle"
     kind = ClaimKind.DERIVATION
     protocol = PERMUTATION_SADDLE_PROTOCOL
-    code_version = 1
+    code_version = 2
     paper = "snell"
     statement = ("In the free-attention toy, zero initialisation on permutations is a saddle: "
                  "the loss stays at log V exactly under SGD, while subset data escape.")
@@ -249,21 +281,30 @@ class PermutationSaddle(Claim):
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
         return {"L": point["L"], "subset_V": point["L"] + point["extra"]}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {"L": 8, "subset_V": 12, "steps": 200, "seeds": 1, "lr": 1.0},
-        "quick": {"L": 10, "subset_V": 15, "steps": 400, "seeds": 3, "lr": 1.0},
-        "full": {"L": 40, "subset_V": 60, "steps": 2000, "seeds": 5, "lr": 1.0},
+        "smoke": {"L": 8, "subset_V": 12, "escape_factor": ESCAPE_FACTOR, "seeds": 1,
+                  "lr": 1.0},
+        "quick": {"L": 10, "subset_V": 15, "escape_factor": ESCAPE_FACTOR, "seeds": 3,
+                  "lr": 1.0},
+        "full": {"L": 40, "subset_V": 60, "escape_factor": ESCAPE_FACTOR, "seeds": 5,
+                 "lr": 1.0},
     }
 
+    @staticmethod
+    def budget(params: dict[str, Any]) -> int:
+        return escape_budget(params["L"], params["subset_V"], params["lr"],
+                             params["escape_factor"])
+
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+        steps = self.budget(params)
         return [RunSpec(task=CopyTask(dist, vocab, params["L"]), model=FreeAttentionToyConfig(),
-                        optimizer=SGD(lr=params["lr"]), steps=params["steps"], batch_size=64,
-                        eval_every=max(1, params["steps"] // 20), eval_size=256,
-                        dtype="float64", seed=seed)
+                        optimizer=SGD(lr=params["lr"]), steps=steps, batch_size=64,
+                        eval_every=max(1, steps // 20), eval_size=256,
+                        dtype="float64", seed=SADDLE_DECISION_SEEDS + i)
                 for dist, vocab in (("permutation", params["L"]), ("subset", params["subset_V"]))
-                for seed in range(params["seeds"])]
+                for i in range(params["seeds"])]
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        n, length = params["seeds"], params["L"]
+        n, length, steps = params["seeds"], params["L"], self.budget(params)
         perm, subset = results[:n], results[n:]
         log_v = theory.snell.permutation_saddle_loss(length).value
         loss_dev = max(float(np.abs(r.metric("loss") - log_v).max()) for r in perm)
@@ -285,17 +326,18 @@ class PermutationSaddle(Claim):
             explanation += (
                 f" Why inconclusive: from B = Q = 0 the subset runs' only stage-1 signal is the "
                 f"co-occurrence kappa(V, L) = {kappa:.4f} (§4.5), which sets how fast B leaves "
-                f"0 before attention can follow; with a signal this small {params['steps']} "
-                f"SGD steps at lr {params['lr']} are too few for the contrast, so the saddle "
-                f"half holds but the escape half is not shown ('verify --claim "
-                f"{self.id} --param steps=N' tries a longer budget).")
+                f"0 before attention can follow; the budget of {steps} SGD steps at lr "
+                f"{params['lr']} (escape factor {params['escape_factor']:g}) was too short "
+                f"for the contrast, so the saddle half holds but the escape half is not shown "
+                f"('verify --claim {self.id} --param escape_factor=F' tries a longer budget).")
         return Assessment(
             verdict=verdict, theory=log_v,
+            reason=Reason.BUDGET_REACHED if verdict is Verdict.INCONCLUSIVE else None,
             empirical={"value": float(perm[0].metric("loss")[-1]),
                        "quantity": "final loss on permutations", "max_abs_deviation": loss_dev,
                        "subset_final_gold_attention": gold},
             statistic=f"free-attention toy, B = Q = 0 at the start, SGD lr {params['lr']}, "
-                      f"float64, {params['steps']} steps, {n} seeds per distribution",
+                      f"float64, {steps} steps (escape budget), {n} seeds per distribution",
             tolerance={"loss": 1e-9, "row_spread": 1e-10, "max_abs_Q": 1e-10,
                        "subset_gold_attention_min": 0.5,
                        "why": "exact statement: only float64 round-off is allowed (spec T5); "

@@ -13,7 +13,13 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.snell.common import COPYING, LENGTH_SPACE, PAPER_COPYING, copy_spec
+from attnverify.compare.claims.snell.common import (
+    COPYING,
+    DECISION_SEEDS,
+    LENGTH_SPACE,
+    PAPER_COPYING,
+    copy_spec,
+)
 from attnverify.compare.claims.snell.copying import curves_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -30,9 +36,9 @@ UNIFORM: dict[str, dict[str, Any]] = {
 
 def uniform_specs(params: dict[str, Any]) -> list[RunSpec]:
     """Frozen-uniform seq2seq runs: subset seeds first, then permutation seeds."""
-    return [copy_spec(params, dist, vocab, seed, attention="uniform")
+    return [copy_spec(params, dist, vocab, DECISION_SEEDS + i, attention="uniform")
             for dist, vocab in (("subset", params["subset_V"]), ("permutation", params["L"]))
-            for seed in range(params["seeds"])]
+            for i in range(params["seeds"])]
 
 
 def _final(results: Sequence[RunResult], metric: str) -> np.ndarray:
@@ -51,8 +57,12 @@ def _diverged(results: Sequence[RunResult]) -> int:
     return sum(r.diverged for r in results)
 
 
-_DEVELOPED = SeedBlock(SeedUse.DECISION, 0,
-                       note="the seeds the rule was developed on, not a fresh block")
+_FRESH = (SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
+                    note="frozen-uniform runs, subsets and permutations, shared by "
+                         "snell.stage1_bow_optimum and snell.ktiw_learned_under_uniform_attention"),
+          SeedBlock(SeedUse.DEVELOPMENT, 0,
+                    note="the rule was developed on these (seeds 0 to 19 at full: the archived "
+                         "runs, on record)"))
 _FINAL_STEP = ("the last evaluation of each run, at its final training step (the profile's "
                "budget: 400 steps at smoke and quick, 200 at full), on the run's fixed "
                "evaluation batch")
@@ -78,7 +88,7 @@ STAGE1_BOW_PROTOCOL = Protocol(
     precondition="the bag-of-words model of §4.5 (free-attention toy, Q frozen at 0, float64, "
                  "Adam, 1000 steps, seed 0) ends within 0.05 nats of log L (subset) and log V "
                  "(permutation), and each distribution has >= 2 runs that did not diverge",
-    seeds=(_DEVELOPED, SeedBlock(SeedUse.CALIBRATION, 0,
+    seeds=(*_FRESH, SeedBlock(SeedUse.CALIBRATION, 0,
                                  note="one bag-of-words model run per distribution, for the "
                                       "precondition")),
     weaknesses=(
@@ -257,7 +267,7 @@ KTIW_UNIFORM_PROTOCOL = Protocol(
     frozen="2026-11-25",
     secondary=("the permutation runs' final per-word loss against log(L!)/L (explains a "
                "probe above chance; never decides)",),
-    seeds=(_DEVELOPED,),
+    seeds=_FRESH,
     weaknesses=(
         "One fixed final step is read; nothing checks that the probe has settled.",
         "A permutation probe between 2/S and 5/S stays inconclusive at any number of seeds.",

@@ -1,0 +1,161 @@
+"""``bao.small_variance_prevents_rank_collapse_in_training`` (bao2024.md §3.5 (6), §2.3): in
+trained models, a smaller query-key eigen-variance does not push the tokens after attention
+together (rank collapse); the paper argues that small variance with a non-zero mean avoids
+both rank collapse and entropy collapse.
+
+An intervention, not seed-to-seed variation: LocAteR at lambda* lowers the eigen-variance of
+W_QK, with the same initialisation and data stream as the unregularised run of each decision
+seed (the runs of ``bao.locater_effect``: :class:`LocaterRuns`, shared through the cache). The
+primary endpoint is the paired change of token diversity after attention, the final
+validation ``res(Y)/res(X)`` (``res(X) = ||X - 1 xbar^T||_F / ||X||_F``, averaged over the
+validation batch). The claim is testable only where LocAteR did lower the eigen-variance on
+these pairs; then a significant rise of diversity confirms and a significant fall (the tokens
+closer together with smaller variance: toward rank collapse) refutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from attnverify.compare.claim import Assessment, ClaimKind, Verdict
+from attnverify.compare.claims.bao.locater import (
+    CALIBRATION_SEEDS,
+    DECISION_SEEDS,
+    MIN_PAIRS,
+    LocaterRuns,
+    one_sided_t,
+)
+from attnverify.compare.claims.bao.protocols import FROZEN, LM_SCALE_WEAKNESS
+from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
+from attnverify.compare.stats import mean_ci
+from attnverify.empirics import RunResult
+
+ALPHA = 0.025
+
+TOKEN_DIVERSITY_IN_TRAINING = Protocol(
+    endpoint=("the paired change (LocAteR at lambda* - none) of final validation token "
+              "diversity after attention, res(Y)/res(X), where LocAteR lowered the "
+              "eigen-variance of W_QK"),
+    unit=("per decision seed of bao.locater_effect: the paired difference of the final "
+          "res(Y)/res(X) (same initialisation and data stream)"),
+    h0=("a smaller eigen-variance leaves token diversity unchanged or lowers it (mean paired "
+        "change <= 0)"),
+    h1="a smaller eigen-variance keeps the tokens apart: diversity rises (mean change > 0)",
+    test="one-sided paired t-tests on the diversity changes, both directions",
+    confirm="mean change > 0 at p < 0.025",
+    refute=("mean change < 0 at p < 0.025: with smaller variance the tokens after attention "
+            "are closer together, toward rank collapse"),
+    alpha=ALPHA, beta=None,
+    error_rates=("refuting needs the opposite effect at 0.025; no smallest effect is "
+                 "declared, so 'no change' stays inconclusive"),
+    readout=("the last evaluation of each run (the final step) on the validation batch, the "
+             "runs of bao.locater_effect at its lambda*; a pair with a diverged run is "
+             "dropped and counted"),
+    frozen=FROZEN,
+    precondition=("at least 3 finished pairs, and LocAteR lowered the eigen-variance on them "
+                  "(one-sided paired t p < 0.025); else there is no intervention on the "
+                  "variance to test"),
+    secondary=("the paired change of the eigen-mean (the argument needs it non-zero)",
+               "LocAteR against the Frobenius control at matched eigen-variance, on "
+               "diversity (a concentrated spectrum against a smaller W)"),
+    seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
+                     note="the decision runs of bao.locater_effect (none and LocAteR at "
+                          "lambda*)"),
+           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS,
+                     note="bao.locater_effect's calibration, which chose lambda*")),
+    weaknesses=(
+        "LocAteR changes more than the eigen-variance (it is a penalty on the whole "
+        "spectrum), so the intervention is not on the variance alone",
+        "lambda* was chosen for validation loss, not for this endpoint",
+        "res(Y)/res(X) is one summary of rank collapse (Dong et al.'s and the stable rank "
+        "are others) after a single layer; the paper concerns deep networks",
+        "a 1-layer causal model: the first query attends to itself only",
+        LM_SCALE_WEAKNESS))
+
+
+class SmallVarianceKeepsTokenDiversity(LocaterRuns):
+    """``bao.small_variance_prevents_rank_collapse_in_training`` (see the module docstring).
+
+    The trained-model evidence that ``bao.rank_collapse_at_uniform`` (a Monte Carlo check of
+    one untrained layer) cannot give; frozen on 2026-11-25 before its decision runs were
+    read for this endpoint.
+    """
+
+    id = "bao.small_variance_prevents_rank_collapse_in_training"
+    kind = ClaimKind.PAPER
+    code_version = 1
+    protocol = TOKEN_DIVERSITY_IN_TRAINING
+    statement = ("In trained models, a smaller query-key eigen-variance (LocAteR) keeps the "
+                 "tokens after attention apart rather than collapsing them (bao2024.md §3.5: "
+                 "small variance prevents rank collapse).")
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        runs = self.decision(params, results)
+        lam, mu = runs.lam, runs.mu
+        diversity, variance = runs.change("rank_res_ratio"), runs.change("eig_var")
+        mean = runs.change("eig_mean")
+        control = runs.change("rank_res_ratio", against=runs.control)
+        var_lower, _ = one_sided_t(variance)
+        theory = "token diversity does not fall when the eigen-variance is smaller"
+        at = f"LocAteR lambda* = {lam:g} (chosen on calibration seeds for validation loss)"
+        if len(diversity) < MIN_PAIRS or var_lower >= ALPHA:
+            why = (f"{len(diversity)} finished pairs at {at}: fewer than {MIN_PAIRS}"
+                   if len(diversity) < MIN_PAIRS else
+                   f"at {at} the eigen-variance did not fall significantly (paired change "
+                   f"{np.mean(variance):+.3g}, one-sided p {var_lower:.3g}): no intervention "
+                   f"on the variance to test")
+            return Assessment(
+                verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
+                empirical={"value": None}, statistic=f"paired diversity change, {at}",
+                tolerance={"min_pairs": MIN_PAIRS, "alpha": ALPHA,
+                           "why": "the protocol's precondition"},
+                explanation=why + "; more decision seeds, or a larger LocAteR coefficient, "
+                                  "would make it testable.",
+                n_seeds=len(diversity))
+        fall, rise = one_sided_t(diversity)
+        d = decide(OneSided("paired t on token diversity (rises)", rise, fall), ALPHA,
+                   effect="a rise of token diversity")
+        lo, hi = mean_ci(diversity)
+        c_up, c_down = (one_sided_t(control)[::-1] if len(control) >= 2 else (1.0, 1.0))
+        explanation = (
+            f"At {at}, over {len(diversity)} paired decision seeds: eigen-variance "
+            f"{np.mean(variance):+.3g} (one-sided p {var_lower:.3g} for a fall: the "
+            f"intervention took), eigen-mean {np.mean(mean):+.3g}; token diversity "
+            f"res(Y)/res(X) {np.mean(diversity):+.4f} (95% CI {lo:+.4f} to {hi:+.4f}; "
+            f"one-sided p {rise:.3g} for a rise, {fall:.3g} for a fall). {d.text} Control "
+            f"(reported): LocAteR minus the Frobenius penalty at mu* = {mu:g} on diversity "
+            f"{np.mean(control) if control else float('nan'):+.4f} (one-sided p {c_up:.3g} "
+            f"higher, {c_down:.3g} lower).")
+        return Assessment(
+            verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
+            empirical={"value": float(np.mean(diversity)), "ci": [lo, hi], "confidence": 0.95,
+                       "at": f"paired change of res(Y)/res(X), lambda* = {lam:g}"},
+            statistic=(f"final validation res(Y)/res(X), LocAteR at {lam:g} minus none, "
+                       f"paired over {len(diversity)} decision seeds, task "
+                       f"{results[0].spec.task.kind}"),
+            tolerance={"alpha": ALPHA,
+                       "why": "one-sided paired t-tests, the same level both ways"},
+            explanation=explanation, n_seeds=len(diversity),
+            details={"lambda_star": lam, "mu_star": mu, "diversity_diff": diversity,
+                     "variance_diff": variance, "mean_diff": mean,
+                     "control_diversity_diff": control, "p_variance_fall": var_lower},
+            figures={"token_diversity": self._figure(variance, diversity, lam)})
+
+    @staticmethod
+    def _figure(variance: list[float], diversity: list[float], lam: float):
+        fig, (ax,) = new_figure()
+        ax.scatter(variance, diversity, color=PALETTE["blue"], s=18,
+                   label=f"decision seeds, LocAteR λ = {lam:g} minus none")
+        ax.axhline(0, color=PALETTE["grey"], linewidth=0.8)
+        ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
+        ax.set_xlabel("paired change of eigen-variance")
+        ax.set_ylabel("paired change of res(Y)/res(X)")
+        ax.set_title("smaller variance: tokens kept apart (up) or collapsed (down)",
+                     fontsize=8)
+        ax.legend(fontsize=7)
+        return fig
