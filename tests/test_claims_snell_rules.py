@@ -215,6 +215,24 @@ def test_saddle_budget_scales_with_length_over_kappa():
     assert min(s.seed for s in claim.specs(claim.params("quick"))) == 100
 
 
+def test_kappa_speed_says_when_its_seeds_cannot_reach_the_level():
+    """At smoke (2 seeds per size) no outcome reaches p < 0.025 on a branch: not testable, even
+    for speeds that follow kappa perfectly."""
+    from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
+    from attnverify.theory.snell import kappa
+
+    claim = KappaPredictsLearningSpeed()
+    params = claim.params("smoke")
+    results = []
+    for spec in claim.specs(params):
+        step = int(2000 * (0.04 - kappa(spec.task.vocab_size, params["L"]).value))
+        learned = (np.arange(40) * 10 >= step).astype(float)
+        results.append(fake(spec, acc=learned, attn_acc_best_offset=learned))
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE, a.explanation
+    assert "smallest reachable" in a.explanation
+
+
 def kappa_sweep_results(steps_of):
     """Fake runs of the quick V sweep (L = 20, V* = 39.5) learning at ``steps_of(V, seed)``
     (None: never), on an evaluation grid of 10 steps."""
@@ -234,7 +252,7 @@ def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
     from attnverify.theory.snell import kappa
 
     def follows_kappa(v, seed):  # faster where kappa is larger, a little seed noise
-        return int(round(3000 * (0.02 - kappa(v, 20).value), -1)) + 10 * seed
+        return int(round(20000 * (0.02 - kappa(v, 20).value), -1)) + 10 * seed
 
     claim, params, results = kappa_sweep_results(follows_kappa)
     a = claim.assess(params, results)
@@ -276,10 +294,15 @@ def test_learning_curve_area_is_continuous_where_steps_to_success_tie():
     flat = fake(spec, acc=[0.0, 0.0, 0.0, 0.0], attn_acc_best_offset=[0, 0, 0, 0])
     assert fast.first_step_reaching({"acc": 0.95}) == slow.first_step_reaching({"acc": 0.95})
     assert learning_curve_area(fast) > learning_curve_area(slow) > learning_curve_area(never)
-    assert learning_curve_area(never) == pytest.approx((0.1 + 0.3 + 0.5) / 3)
     assert learning_curve_area(flat) == 0.0
     nan = fake(spec, acc=[0.0, 1.0, np.nan, np.nan], attn_acc_best_offset=[0, 1, 1, 1])
-    assert learning_curve_area(nan) == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+    budget = spec.steps  # 500: the evaluations above end at step 30, the rest counts 0
+    assert learning_curve_area(nan) == pytest.approx((5 + 5 + 0) / budget)
+    assert learning_curve_area(never) == pytest.approx((1 + 3 + 5) / budget)
+    # a run that diverged after step 10 (training stopped evaluating it) scores 0 after it
+    short = RunResult(spec=spec, status="diverged", eval_steps=np.array([0, 10]),
+                      metrics={"acc": np.array([1.0, 1.0])}, train_loss=np.zeros(1))
+    assert learning_curve_area(short) == pytest.approx(10 / budget)
 
 
 def test_kappa_speed_grid_is_finer_and_its_seeds_fresh():

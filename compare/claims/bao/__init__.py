@@ -2,6 +2,7 @@
 report. The theory they test is the spec's derivation under a stated token model, not
 the paper's own theorem (which was not available); every statistic says so."""
 
+from attnverify.compare.claims.bao.entropy import EntropyMonotoneInMean, EntropyMonotoneInVariance
 from attnverify.compare.claims.bao.locater import LocaterEffect
 from attnverify.compare.claims.bao.moments import (
     AntrpVariantDisagrees,
@@ -10,7 +11,6 @@ from attnverify.compare.claims.bao.moments import (
 )
 from attnverify.compare.claims.bao.rank_collapse import RankCollapseAtUniform
 from attnverify.compare.claims.bao.regimes import (
-    EntropyMonotoneInVariance,
     LargeVarianceVanishes,
     SmallVarianceLocalizes,
     ZeroMeanNoSelectivity,
@@ -25,6 +25,7 @@ CLAIMS = (
     LargeVarianceVanishes,
     SmallVarianceLocalizes,
     EntropyMonotoneInVariance,
+    EntropyMonotoneInMean,
     RankCollapseAtUniform,
     LocaterEffect,
     SmallVarianceKeepsTokenDiversity,

@@ -139,6 +139,11 @@ class LocaterDecision:
     def control(self) -> tuple[str, float]:
         return ("F", self.mu)
 
+    def finals(self, name: str) -> list[float]:
+        """Final ``name`` of LocAteR at lambda*, per decision seed that did not diverge."""
+        return [final(r, name) for r in self.runs
+                if arm_of(r) == ("A", self.lam) and r.spec.seed in self.seeds and not r.diverged]
+
 
 class LocaterRuns(Claim):
     """The runs of the LocAteR design (module docstring): calibration seeds for every

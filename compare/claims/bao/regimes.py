@@ -1,7 +1,7 @@
 """Claims on the three regimes of the (eigen-mean, eigen-std) plane (bao2024.md §3.4, derived):
 zero mean gives no selectivity (the rank-collapse side), large variance makes rho vanish (the
-entropy-collapse side), non-zero mean with small variance localizes; and what softmax entropy and
-the rank-collapse measure do across them (§8.2 items 4-8)."""
+entropy-collapse side), non-zero mean with small variance localizes (§8.2 items 4-6; softmax
+entropy across the plane is :mod:`.entropy`, the rank-collapse measure :mod:`.rank_collapse`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from attnverify.compare.claims.bao.common import (
     scores_at,
 )
 from attnverify.compare.claims.bao.protocols import (
-    ENTROPY_MONOTONE_IN_VARIANCE,
     LARGE_VARIANCE_VANISHES,
     SMALL_VARIANCE_LOCALIZES,
     ZERO_MEAN_NO_SELECTIVITY,
@@ -29,7 +28,7 @@ from attnverify.compare.claims.bao.protocols import (
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import bonferroni_z, mean_and_se, normal_ci
+from attnverify.compare.stats import normal_ci
 from attnverify.empirics import RunResult
 
 LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
@@ -291,99 +290,4 @@ class SmallVarianceLocalizes(Claim):
         axes[0].set_title(f"regimes from rho (d = {d}, T = {T})", fontsize=8)
         axes[1].set_title("softmax entropy, annealed (grey: approximation < 0, invalid)",
                           fontsize=8)
-        return fig
-
-
-class EntropyMonotoneInVariance(Claim):
-    """``bao.entropy_monotone_in_variance``: the last-token query's softmax entropy falls as the
-    eigen-std rises at fixed mean (an empirical statement, not a theorem of the paper;
-    bao2024.md §8.2 item 7).
-
-    Common random numbers: the same eigenvectors, standardised noise and walks at every std, so
-    consecutive entropies are compared per walk (paired differences). A step up counts only if
-    significant: mean paired difference above z * SE with z Bonferroni over the steps at
-    family-wise 1e-3. Confirmed when no step rises and the last std's entropy is significantly
-    below the first's. The annealed approximation (§3.6) is drawn for reference; its agreement
-    (within about 0.01 nats for std <= 0.3 at d = 64, T = 128) is reported, not part of the
-    verdict.
-    """
-
-    id = "bao.entropy_monotone_in_variance"
-    protocol = ENTROPY_MONOTONE_IN_VARIANCE
-    kind = ClaimKind.DERIVATION
-    code_version = 1
-    paper = "bao"
-    statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
-                 "(common random numbers).")
-    space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
-        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
-                              values=(0.1, 0.2, 0.05, -0.1, 0.3)),
-    }
-    defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        p: {"d": 64, "T": 128, "eig_mean": 0.1,
-            "stds": (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0), **MONTE_CARLO[p]}
-        for p in ("smoke", "quick", "full")
-    }
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        d, T, m, stds = params["d"], params["T"], params["eig_mean"], params["stds"]
-        entropies = np.stack([scores_at(d, T, m, s, params)[1].entropy for s in stds])  # (S, n)
-        n = entropies.shape[1]
-        diffs = np.diff(entropies, axis=0)                                             # (S-1, n)
-        step_mean = diffs.mean(1)
-        step_se = diffs.std(1, ddof=1) / np.sqrt(n)
-        z = bonferroni_z(len(stds) - 1, 1e-3)
-        rises = [i for i in range(len(step_mean)) if step_mean[i] > z * step_se[i]]
-        total = entropies[-1] - entropies[0]
-        total_mean, total_se = mean_and_se(total)
-        falls = total_mean + z * total_se < 0
-        annealed = [float(theory.bao.annealed_entropy(d, T, m, float(s)).value) for s in stds]
-        measured = entropies.mean(1)
-        gap_small = max((abs(a - h) for a, h, s in zip(annealed, measured, stds, strict=True)
-                         if s <= 0.3), default=0.0)
-        if rises:
-            verdict = Verdict.REFUTED
-            why = "entropy rises significantly between stds " + ", ".join(
-                f"{stds[i]}->{stds[i + 1]} (+{step_mean[i]:.4f} nats)" for i in rises)
-        elif not falls:
-            verdict = Verdict.INCONCLUSIVE
-            why = "no significant rise, but no significant fall over the grid either"
-        else:
-            verdict = Verdict.CONFIRMED
-            why = (f"entropy falls from {measured[0]:.4f} to {measured[-1]:.4f} nats "
-                   f"(log T = {np.log(T):.4f}) with no significant rise between steps")
-        why += (f"; the annealed approximation is within {gap_small:.4f} nats of Monte Carlo for "
-                f"std <= 0.3 and off by {annealed[-1] - measured[-1]:+.3f} nats at std {stds[-1]} "
-                "(it ignores condensation on a few tokens, bao2024.md §3.6)")
-        return Assessment(
-            verdict=verdict,
-            theory=annealed[-1] - annealed[0],
-            empirical={"value": total_mean,
-                       "ci": normal_ci(total_mean, total_se),
-                       "confidence": 0.95,
-                       "at": f"H(std={stds[-1]}) - H(std={stds[0]}), nats; theory: annealed "
-                             "approximation"},
-            statistic=(f"Monte Carlo softmax entropy of the last-token query, {n} walks, "
-                       f"mean {m}, d = {d}, T = {T}, paired across stds. {TOKEN_MODEL}"),
-            tolerance={"step_z": z, "why": "Bonferroni over the steps at family-wise 1e-3 on "
-                                           "paired differences"},
-            explanation=why,
-            details={"stds": list(stds), "mc_entropy": measured.tolist(),
-                     "annealed_entropy": annealed,
-                     "annealed_gap_std_le_0.3": gap_small},
-            figures={"entropy_vs_std": self._figure(stds, measured, entropies, annealed, T)})
-
-    @staticmethod
-    def _figure(stds, measured, entropies, annealed, T):
-        fig, (ax,) = new_figure()
-        se = entropies.std(1, ddof=1) / np.sqrt(entropies.shape[1])
-        ax.plot(stds, annealed, color=PALETTE["theory"], label="annealed approximation (§3.6)")
-        ax.errorbar(stds, measured, yerr=1.96 * se, fmt="o", color=PALETTE["blue"],
-                    markersize=4, label="Monte Carlo (95% CI)")
-        ax.axhline(np.log(T), color=PALETTE["grey"], linestyle=":", label=r"$\log T$")
-        ax.set_xlabel(r"eigen-std $\sigma$ (eigen-mean fixed)")
-        ax.set_ylabel("softmax entropy of the last query (nats)")
-        ax.set_title("entropy falls as the spectrum spreads")
-        ax.legend(fontsize=7)
         return fig

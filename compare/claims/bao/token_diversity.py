@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.bao.locater import (
@@ -54,13 +55,16 @@ TOKEN_DIVERSITY_IN_TRAINING = Protocol(
     error_rates=("refuting needs the opposite effect at 0.025; no smallest effect is "
                  "declared, so 'no change' stays inconclusive"),
     readout=("the last evaluation of each run (the final step) on the validation batch, the "
-             "runs of bao.locater_effect at its lambda*; a pair with a diverged run is "
-             "dropped and counted"),
+             "runs of bao.locater_effect at its lambda*; a pair with a diverged run or a "
+             "non-finite value is dropped, and the dropped pairs are counted in the report"),
     frozen=FROZEN,
-    precondition=("at least 3 finished pairs, and LocAteR lowered the eigen-variance on them "
-                  "(one-sided paired t p < 0.025); else there is no intervention on the "
-                  "variance to test"),
-    secondary=("the paired change of the eigen-mean (the argument needs it non-zero)",
+    precondition=("at least 3 finished pairs; LocAteR lowered the eigen-variance on them "
+                  "(one-sided paired t p < 0.025), else there is no intervention on the "
+                  "variance to test; and the LocAteR runs' final eigen-mean is non-zero "
+                  "(two-sided one-sample t p < 0.05), since the argument is about small "
+                  "variance around a non-zero mean (at mean 0 small variance is the "
+                  "rank-collapse side)"),
+    secondary=("the number of dropped pairs",
                "LocAteR against the Frobenius control at matched eigen-variance, on "
                "diversity (a concentrated spectrum against a smaller W)"),
     seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
@@ -75,6 +79,7 @@ TOKEN_DIVERSITY_IN_TRAINING = Protocol(
         "res(Y)/res(X) is one summary of rank collapse (Dong et al.'s and the stable rank "
         "are others) after a single layer; the paper concerns deep networks",
         "a 1-layer causal model: the first query attends to itself only",
+        "the decision runs are bao.locater_effect's, so the two verdicts are not independent",
         LM_SCALE_WEAKNESS))
 
 
@@ -97,18 +102,27 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         runs = self.decision(params, results)
         lam, mu = runs.lam, runs.mu
-        diversity, variance = runs.change("rank_res_ratio"), runs.change("eig_var")
-        mean = runs.change("eig_mean")
-        control = runs.change("rank_res_ratio", against=runs.control)
+        pairs = [(d, v) for d, v in zip(runs.change("rank_res_ratio"), runs.change("eig_var"),
+                                        strict=True) if np.isfinite(d) and np.isfinite(v)]
+        diversity, variance = [d for d, _ in pairs], [v for _, v in pairs]
+        dropped = len(runs.seeds) - len(pairs)
+        mean = [m for m in runs.finals("eig_mean") if np.isfinite(m)]
+        control = [c for c in runs.change("rank_res_ratio", against=runs.control)
+                   if np.isfinite(c)]
         var_lower, _ = one_sided_t(variance)
+        mean_p = (float(stats.ttest_1samp(mean, 0.0).pvalue) if len(mean) >= 2 and np.ptp(mean) > 0
+                  else 0.0 if mean and mean[0] != 0 else 1.0)  # constant: non-zero or not
         theory = "token diversity does not fall when the eigen-variance is smaller"
         at = f"LocAteR lambda* = {lam:g} (chosen on calibration seeds for validation loss)"
-        if len(diversity) < MIN_PAIRS or var_lower >= ALPHA:
-            why = (f"{len(diversity)} finished pairs at {at}: fewer than {MIN_PAIRS}"
-                   if len(diversity) < MIN_PAIRS else
+        if len(diversity) < MIN_PAIRS or var_lower >= ALPHA or mean_p >= 2 * ALPHA:
+            why = (f"{len(diversity)} finished pairs at {at} ({dropped} dropped): fewer than "
+                   f"{MIN_PAIRS}" if len(diversity) < MIN_PAIRS else
                    f"at {at} the eigen-variance did not fall significantly (paired change "
                    f"{np.mean(variance):+.3g}, one-sided p {var_lower:.3g}): no intervention "
-                   f"on the variance to test")
+                   f"on the variance to test" if var_lower >= ALPHA else
+                   f"at {at} the LocAteR runs' eigen-mean ({np.mean(mean):+.3g}) is not "
+                   f"told apart from 0 (two-sided p {mean_p:.3g}): small variance around a "
+                   f"zero mean is the rank-collapse side, not the claim's regime")
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
                 empirical={"value": None}, statistic=f"paired diversity change, {at}",
@@ -123,9 +137,10 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
         lo, hi = mean_ci(diversity)
         c_up, c_down = (one_sided_t(control)[::-1] if len(control) >= 2 else (1.0, 1.0))
         explanation = (
-            f"At {at}, over {len(diversity)} paired decision seeds: eigen-variance "
-            f"{np.mean(variance):+.3g} (one-sided p {var_lower:.3g} for a fall: the "
-            f"intervention took), eigen-mean {np.mean(mean):+.3g}; token diversity "
+            f"At {at}, over {len(diversity)} paired decision seeds ({dropped} dropped): "
+            f"eigen-variance {np.mean(variance):+.3g} (one-sided p {var_lower:.3g} for a fall: "
+            f"the intervention took), LocAteR's eigen-mean {np.mean(mean):+.3g} (non-zero, "
+            f"two-sided p {mean_p:.3g}); token diversity "
             f"res(Y)/res(X) {np.mean(diversity):+.4f} (95% CI {lo:+.4f} to {hi:+.4f}; "
             f"one-sided p {rise:.3g} for a rise, {fall:.3g} for a fall). {d.text} Control "
             f"(reported): LocAteR minus the Frobenius penalty at mu* = {mu:g} on diversity "
@@ -142,7 +157,8 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
                        "why": "one-sided paired t-tests, the same level both ways"},
             explanation=explanation, n_seeds=len(diversity),
             details={"lambda_star": lam, "mu_star": mu, "diversity_diff": diversity,
-                     "variance_diff": variance, "mean_diff": mean,
+                     "variance_diff": variance, "locater_eig_mean": mean,
+                     "dropped_pairs": dropped,
                      "control_diversity_diff": control, "p_variance_fall": var_lower},
             figures={"token_diversity": self._figure(variance, diversity, lam)})
 

@@ -49,6 +49,8 @@ kappa(44) ~ kappa(320))."""
 ALPHA_BRANCH = 0.025
 """Per-branch one-sided level (both branches to confirm: level 0.025; either to refute: at
 most 0.05)."""
+PERMUTATIONS = 9999
+"""Resamples of the permutation test (exact when there are fewer distinct pairings)."""
 EVAL_EVERY = {"smoke": 10, "quick": 10, "full": 5}
 """The evaluation grid, finer than the other copying claims' (25 steps at quick, 10 at full),
 so that the speed of a fast run is resolved."""
@@ -60,7 +62,8 @@ KAPPA_SPEED = Protocol(
     h0="on at least one branch speed does not move with kappa (a monotone effect of V "
        "explains the speeds)",
     h1="speed rises with V below the peak and falls above it",
-    test="one-sided Spearman test per branch at 0.025 (both must hold: intersection-union)",
+    test="one-sided Spearman permutation test per branch at 0.025 (9999 resampled pairings, "
+         "generator seed 0; both must hold: intersection-union)",
     confirm="both branches significant in kappa's direction",
     refute="either branch significant against kappa at 0.025",
     alpha=0.025, beta=None,
@@ -70,7 +73,8 @@ KAPPA_SPEED = Protocol(
             "evaluation grid (every 10 steps at smoke and quick, every 5 at full) from step 0 "
             "to the budget T; a diverged run's evaluations after divergence count as 0",
     frozen="2026-11-25",
-    precondition="the subset vocabularies straddle the kappa peak (two on each side)",
+    precondition="the subset vocabularies straddle the kappa peak (two on each side), and "
+                 "each branch can reach p < 0.025 with its seeds",
     secondary=("steps to success (SUCCESS) per run and their median per V",
                "the permutation runs (V = L), shown only"),
     seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "seeds per V as the profile's 'seeds'"),
@@ -93,14 +97,33 @@ def vocab_sweep(length: int, ratios: Sequence[float] = VOCAB_OVER_L) -> tuple[in
     return tuple(sorted({max(length, round(r * length)) for r in ratios}))
 
 
+def _spearman_with(x: Sequence[float]):
+    """Spearman's rho of ``x`` with each row of ``y`` (vectorised over the resamples)."""
+    rx = stats.rankdata(x)
+    rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
+
+    def statistic(y: np.ndarray, axis: int = -1) -> np.ndarray:
+        ry = stats.rankdata(y, axis=axis)
+        ry = ry - ry.mean(axis=axis, keepdims=True)
+        norm = np.linalg.norm(ry, axis=axis)
+        return np.where(norm > 0, (ry @ rx) / np.where(norm > 0, norm, 1.0), 0.0)
+
+    return statistic
+
+
 def learning_curve_area(result: RunResult, metric: str = "acc") -> float:
-    """(1/T) int_0^T metric(t) dt by the trapezoid rule over the run's evaluations (NaN after
-    a divergence counts as 0): 1 for a run right from step 0, 0 for one that never moves."""
+    """(1/T) int_0^T metric(t) dt by the trapezoid rule over the run's evaluations, T the
+    run's step budget: 1 for a run right from step 0, 0 for one that never moves. A run whose
+    evaluations end early (it diverged, and training stops evaluating it) scores 0 from its last
+    evaluation on, as does a NaN value."""
+    budget = float(result.spec.steps)
     steps = result.eval_steps.astype(float)
-    if steps.size < 2 or steps[-1] <= steps[0]:
-        return float(np.nan_to_num(result.metric(metric)[-1:]).mean()) if steps.size else 0.0
     values = np.nan_to_num(result.metric(metric).astype(float), nan=0.0)
-    return float(np.trapezoid(values, steps) / (steps[-1] - steps[0]))
+    if budget <= 0 or steps.size == 0:
+        return 0.0
+    if steps[-1] < budget:
+        steps, values = np.append(steps, [steps[-1], budget]), np.append(values, [0.0, 0.0])
+    return float(np.trapezoid(values, steps) / budget)
 
 
 class KappaPredictsLearningSpeed(Claim):
@@ -147,15 +170,27 @@ class KappaPredictsLearningSpeed(Claim):
     @staticmethod
     def branch_trend(vocab: Sequence[float], speed: Sequence[float],
                      rising: bool) -> tuple[float, float, float]:
-        """Spearman rho of V and speed on one branch, with the one-sided p-values in kappa's
-        direction (speed up with V on the rising branch, down on the falling one) and against
-        it; (nan, 1, 1) when V or speed is constant (no ranking)."""
+        """Spearman rho of V and speed on one branch, with the one-sided permutation p-values
+        in kappa's direction (speed up with V on the rising branch, down on the falling one)
+        and against it; (nan, 1, 1) when V or speed is constant (no ranking). The permutation
+        test keeps its level with V tied in blocks (one block per vocabulary size), where the
+        t approximation does not."""
         if len(set(vocab)) < 2 or len(set(speed)) < 2:
             return float("nan"), 1.0, 1.0
-        greater = stats.spearmanr(vocab, speed, alternative="greater")
-        up, rho = greater.pvalue, float(greater.statistic)
-        down = stats.spearmanr(vocab, speed, alternative="less").pvalue
+        rho = float(stats.spearmanr(vocab, speed).statistic)
+        up, down = (float(stats.permutation_test(
+            (np.asarray(speed, float),), _spearman_with(vocab), permutation_type="pairings",
+            alternative=side, n_resamples=PERMUTATIONS, vectorized=True,
+            rng=np.random.default_rng(0)).pvalue) for side in ("greater", "less"))
         return (rho, up, down) if rising else (rho, down, up)
+
+    def smallest_p(self, vocab: Sequence[float]) -> float:
+        """The smallest one-sided p-value a branch with these sizes can reach (speeds in the
+        order of V, ties within a size broken): above the level, the branch cannot decide."""
+        order = np.argsort(np.asarray(vocab, float), kind="stable")
+        ideal = np.empty(len(vocab))
+        ideal[order] = np.arange(len(vocab), dtype=float)
+        return self.branch_trend(vocab, ideal, rising=True)[1]
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         length = params["L"]
@@ -185,11 +220,20 @@ class KappaPredictsLearningSpeed(Claim):
 
         summary = f"{text('rising', rise)}; {text('falling', fall)}"
         reason = None
+        reachable = {name: self.smallest_p([row["V"] for row in subset if keep(row["V"])])
+                     for name, keep in (("rising", lambda v: v <= peak),
+                                        ("falling", lambda v: v >= peak))}
         if len(rise["V"]) < 2 or len(fall["V"]) < 2:
             verdict, reason, why = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, (
                 f"the subset vocabularies {sizes} do not straddle the kappa peak V* = "
                 f"{v_star:.1f} (at least two on each side, the peak shared): no branch to "
                 f"test kappa against a monotone effect of V")
+        elif max(reachable.values()) >= ALPHA_BRANCH:
+            verdict, reason, why = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, (
+                f"{summary}. With {params['seeds']} seeds per size the smallest reachable "
+                f"p-value is {max(reachable.values()):.3g} (>= {ALPHA_BRANCH}) on a branch: "
+                f"it cannot decide at any outcome; more seeds ('--param seeds=N') would make "
+                f"it testable")
         elif min(b["p_against"] for b in branches.values()) < ALPHA_BRANCH:
             against = [n for n, b in branches.items() if b["p_against"] < ALPHA_BRANCH]
             verdict, why = Verdict.REFUTED, (

@@ -90,7 +90,8 @@ STAGE1_BOW_PROTOCOL = Protocol(
                  "(permutation), and each distribution has >= 2 runs that did not diverge",
     seeds=(*_FRESH, SeedBlock(SeedUse.CALIBRATION, 0,
                                  note="one bag-of-words model run per distribution, for the "
-                                      "precondition")),
+                                      "precondition (the free-attention toy, a different "
+                                      "model from the seq2seq runs of seed 0)")),
     weaknesses=(
         "'Approaches the optimum' is read as 'at most the optimum': a loss near the no-order "
         "floor, far below log L, passes.",
