@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attnverify.compare.param_bounds import check_sizes, space_top
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
@@ -153,12 +155,30 @@ class Claim(ABC):
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise ValueError naming the first parameter a claim cannot be evaluated at, before
         anything is trained (``checked_specs``). Default: every count
-        (:data:`COUNT_PARAMETERS`) is an integer >= 1; a claim with more constraints extends
-        this (its ``specs`` also rejects sizes a run cannot have)."""
+        (:data:`COUNT_PARAMETERS`) is an integer >= 1 and every list holds at least one value
+        (an empty list of cases leaves nothing to compare), and no size or count exceeds its
+        bound (:mod:`compare.param_bounds`); a claim with more constraints extends this (its
+        ``specs`` also rejects sizes a run cannot have)."""
         for name in sorted(COUNT_PARAMETERS & params.keys()):
             value = params[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+        for name, value in sorted(params.items()):
+            if isinstance(value, list | tuple) and not value:
+                raise ValueError(f"{name} must be a list of at least one value; got an empty "
+                                 f"list")
+        check_sizes(params, self.size_references())
+
+    def size_references(self) -> dict[str, dict[str, Any]]:
+        """What the bounds of the claim's sizes are relative to (:mod:`compare.param_bounds`):
+        its profiles and the top of its search space, by name and as the parameters it sets."""
+        references = {profile: dict(params) for profile, params in self.defaults.items()}
+        if self.space:
+            top = space_top(self.space)
+            references["space"] = top
+            with suppress(ValueError, KeyError, TypeError):  # not a valid point: by name only
+                references["space parameters"] = self.point_params(top)
+        return references
 
     def scale_note(self, profile: str) -> str | None:
         """Says so when ``profile`` computes the claim below the paper's scale."""

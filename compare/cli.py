@@ -1,6 +1,6 @@
 """The ``attnverify`` command line (ARCHITECTURE.md, "Contracts").
 
-    attnverify verify [--paper P] [--claim ID] [--profile smoke|quick|full] [--out DIR]
+    attnverify verify [--paper P] [--claim ID ...] [--profile smoke|quick|full] [--out DIR]
                       [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]
                       [--device cpu|cuda] [--claim ID --param NAME=VALUE ...] [--dry-run]
     attnverify predict PAPER.QUANTITY --param value ...
@@ -14,7 +14,8 @@
                    | migrate | rm KEY | clear
 
 User errors print one line on stderr naming the problem and the accepted values and exit with 2,
-without a traceback and without writing anything. Refuted claims are results: exit 0.
+without a traceback and without writing anything (:mod:`compare.cli_inputs` checks them); an
+option that takes one value refuses a second one. Refuted claims are results: exit 0.
 """
 
 from __future__ import annotations
@@ -37,20 +38,36 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from tqdm.auto import tqdm
 
 from attnverify import __version__
+from attnverify.compare.cli_inputs import (
+    Once,
+    UserError,
+    check_corpus,
+    check_corpus_fits,
+    check_output_dir,
+    check_output_file,
+    check_seconds,
+    one_value_per_option,
+    out_dir,
+    report_out,
+    store_root,
+)
 
 if TYPE_CHECKING:
     from attnverify.compare.claim import Claim
 
 EXIT_USAGE = 2
-
-
-class UserError(Exception):
-    """A problem with the user's input: reported in one line, exit code 2."""
+MAX_WORKERS = 256
+"""The most worker processes ``--workers`` starts (a typo must not fork thousands)."""
 
 
 class _Parser(argparse.ArgumentParser):
     help_tail: Callable[[], str] | None = None
     """More text for ``--help``, computed only when asked (e.g. the theory quantities)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, Once)  # one value per option: a second one is refused
+        self.register("action", "store", Once)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -89,33 +106,10 @@ def _setup_logging(quiet: bool) -> None:
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
-def _check_output_dir(path: Path, option: str) -> None:
-    """UserError unless ``path`` is, or can be created as, a writable directory."""
-    probe = path
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        raise UserError(f"{option} {path}: {probe} exists and is not a directory")
-    if not os.access(probe, os.W_OK):
-        raise UserError(f"{option} {path}: {probe} is not writable")
-
-
-def _check_output_file(path: str, option: str) -> None:
-    """UserError unless ``path`` may be written: new or a regular file, in a writable
-    directory (:func:`~attnverify.empirics.output_paths.check_output_file`)."""
-    from attnverify.empirics.output_paths import check_output_file
-
-    try:
-        check_output_file(path, option)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    _check_output_dir(Path(path).parent, option)
-
-
 def _store(args: argparse.Namespace):
     from attnverify.empirics import RunStore
 
-    return RunStore(Path(args.cache).expanduser() if args.cache else None)
+    return RunStore(store_root(args.cache))
 
 
 def _check_common_options(args: argparse.Namespace) -> None:
@@ -127,6 +121,9 @@ def _check_common_options(args: argparse.Namespace) -> None:
         raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+    if getattr(args, "workers", None) is not None and args.workers > MAX_WORKERS:
+        raise UserError(f"--workers must be <= {MAX_WORKERS}: each worker is a process with "
+                        f"its own torch and model (hundreds of MB); got {args.workers}")
     if getattr(args, "device", None) is not None:  # before anything is written
         from attnverify.empirics.executor import ExecutorSetupError, check_device
 
@@ -136,34 +133,14 @@ def _check_common_options(args: argparse.Namespace) -> None:
             raise UserError(str(exc)) from None
 
 
-def _out_dir(text: str) -> Path:
-    """``--out`` as a directory; an empty value is refused (it would write into the current
-    directory unasked)."""
-    if not text:
-        raise UserError("--out must name a directory; got an empty path")
-    out = Path(text)
-    _check_output_dir(out, "--out")
-    return out
-
-
-def _out_and_store(args: argparse.Namespace):
-    """``--out`` and the run store, both checked to be writable directories (or creatable)."""
-    out = _out_dir(args.out)
+def _out_and_store(args: argparse.Namespace, report: bool = False):
+    """``--out`` and the run store, both checked to be writable directories (or creatable);
+    with ``report``, ``--out`` is also checked to be replaceable by a report (absent, or a
+    directory holding only an earlier report)."""
+    out = report_out(args.out) if report else out_dir(args.out)
     store = _store(args)
-    _check_output_dir(store.root, "--cache" if args.cache else "the cache directory")
+    check_output_dir(store.root, "--cache" if args.cache is not None else "the cache directory")
     return out, store
-
-
-def _check_corpus(path: str) -> str:
-    """The corpus directory, resolved, after checking that it holds the WikiText files."""
-    from attnverify.empirics.text_corpus import corpus_fingerprint
-
-    root = Path(path).expanduser().resolve()
-    try:
-        corpus_fingerprint(root)
-    except OSError as exc:
-        raise UserError(f"--corpus {path}: {exc}") from None
-    return str(root)
 
 
 # -- verify ---------------------------------------------------------------------------------
@@ -173,12 +150,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
                         f"dask://HOST:PORT")
     claims = _selected(args)
-    if args.connect_timeout <= 0:
-        raise UserError(f"--connect-timeout must be a number of seconds > 0; got "
-                        f"{args.connect_timeout:g}")
+    check_seconds(args.connect_timeout, "--connect-timeout")
     if args.dry_run:
         return _dry_run(args, claims)
-    out, store = _out_and_store(args)
+    out, store = _out_and_store(args, report=True)
     overrides, points = _overrides_and_points(args, claims)
 
     from attnverify.compare.claim import KIND_SUMMARY
@@ -195,7 +170,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
                     outcomes=outcomes,
                     boundaries=load_saved(store.root, claims),
                     reference=_full_reference(args, claims, store, overrides, points))
-    paths = report.write(out)
+    try:
+        paths = report.write(out)
+    except ValueError as exc:  # something else was put into --out while the claims ran
+        raise UserError(str(exc)) from None
 
     width = max(len(o.claim.id) for o in outcomes)
     for kind in report.kinds():
@@ -224,11 +202,13 @@ def _full_reference(args: argparse.Namespace, claims: list[Claim], store,
 
 
 def _selected(args: argparse.Namespace) -> list[Claim]:
-    """The claims ``--paper`` and ``--claim`` select (all without either)."""
+    """The claims ``--paper`` and ``--claim`` select (all without either; ``--claim`` may be
+    repeated: every claim named, in the registry's order)."""
     from attnverify.compare.registry import select
 
     try:
-        claims = select(args.paper, args.claim)
+        named = {c.id for claim_id in args.claim or [None] for c in select(args.paper, claim_id)}
+        claims = [c for c in select(args.paper) if c.id in named]
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if not claims:
@@ -242,7 +222,7 @@ def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
     error; without ``--param`` such an error is a bug and propagates."""
     try:
         yield
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as exc:
         if not points:
             raise
         raise UserError(f"--param: {exc}") from None
@@ -253,8 +233,10 @@ def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Any]
     """``--corpus`` as an override of the claims that take it, ``--param`` as a point."""
     overrides = {}
     if args.corpus is not None:
-        overrides["corpus"] = _check_corpus(args.corpus)
-    return overrides, _claim_point(claims, args.profile, args.param, overrides)
+        overrides["corpus"] = check_corpus(args.corpus)
+    points = _claim_point(claims, args.profile, args.param, overrides)
+    check_corpus_fits(claims, args.profile, overrides, points)
+    return overrides, points
 
 
 def _dry_run(args: argparse.Namespace, claims: Sequence[Any]) -> int:
@@ -342,8 +324,7 @@ def _cmd_falsify(args: argparse.Namespace) -> int:
     _check_common_options(args)
     if args.budget < 1:
         raise UserError(f"--budget must be an integer >= 1; got {args.budget}")
-    if args.max_cost is not None and args.max_cost <= 0:
-        raise UserError(f"--max-cost must be a number of seconds > 0; got {args.max_cost:g}")
+    check_seconds(args.max_cost, "--max-cost")
     try:
         (claim,) = select(None, args.claim)
     except ValueError as exc:
@@ -397,6 +378,8 @@ def _parse_params(tokens: Sequence[str]) -> dict[str, Any]:
                 raise UserError(f"parameter --{name} has no value")
             i += 1
             value = tokens[i]
+        if name in params:
+            raise UserError(f"parameter --{name} given twice; it takes one value")
         params[name] = _parse_value(value)
         i += 1
     return params
@@ -420,10 +403,10 @@ def _cmd_predict(args: argparse.Namespace, extra: Sequence[str]) -> int:
 # -- figures ------------------------------------------------------------------------------
 def _cmd_figures(args: argparse.Namespace) -> int:
     _check_common_options(args)
-    out = _out_dir(args.out)
+    out, store = _out_and_store(args)
     from attnverify.paper_figures import regenerate
 
-    written = regenerate(out, args.profile, _store(args), progress=not args.quiet)
+    written = regenerate(out, args.profile, store, progress=not args.quiet)
     print(f"wrote {len(written)} files to {out.resolve()}")
     return 0
 
@@ -446,7 +429,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.repeats < 1:
         raise UserError(f"--repeats must be an integer >= 1; got {args.repeats}")
     if args.json is not None:
-        _check_output_file(args.json, "--json")
+        check_output_file(args.json, "--json")
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
     result = bench.run_bench(families, configs, args.repeats, args.verify, log)
     print(bench.table(result))
@@ -486,34 +469,31 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     try:
         if args.action == "list":
             keys = list(store.keys())
-            stale = 0
+            stale = damaged = 0
             for key in keys:
-                meta = store.metadata(key)
-                spec = meta["spec"]
-                current = store.is_current(key)
+                line, current = _run_line(store, key)
                 stale += not current
-                print(f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
-                      f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
-                      f"steps={spec['steps']}"
-                      + (f" (stops once {spec['stop_when'][0]} > {spec['stop_when'][1]})"
-                         if spec.get("stop_when") else "")
-                      + ("" if current else "  (stale)"))
+                damaged += line.endswith("(damaged)")
+                print(line)
             print(f"{len(keys)} runs in {store.root}" + (
                 f"; {stale} stale (made by other code, never read again; 'attnverify runs "
                 f"migrate' re-keys those of attnverify 0.1.0, 'attnverify runs clear --stale' "
-                f"removes them)" if stale else ""), file=sys.stderr)
+                f"removes them)" if stale else "") + (
+                f"; {damaged} damaged (never read; 'attnverify runs rm KEY' removes one, a "
+                f"verify that needs it moves it to corrupt/ and trains it again)"
+                if damaged else ""), file=sys.stderr)
         elif args.action == "show":
             result = _get(store, args.key)
             # the stored key: a stale entry's spec hashes to another key with this code
-            print(json.dumps({**result.metadata(), "key": args.key,
-                              "current": store.is_current(args.key), "final": {
+            print(_strict_json({**result.metadata(), "key": args.key,
+                                "current": store.is_current(args.key), "final": {
                 name: float(values[-1]) for name, values in result.metrics.items()}}, indent=2))
         elif args.action == "export":
             keys = args.keys or list(store.keys())
             rows = [{**row, "key": key} for key in keys for row in _get(store, key).tidy_rows()]
             text = _export(rows, args.format)
             if args.out is not None:
-                _check_output_file(args.out, "--out")
+                check_output_file(args.out, "--out")
                 try:
                     Path(args.out).write_text(text)
                 except OSError as exc:
@@ -528,7 +508,7 @@ def _cmd_runs(args: argparse.Namespace) -> int:
                     raise UserError("name run keys or a verify (--paper, --claim, --profile), "
                                     "not both")
                 keys, scope = _verify_keys(args, store)
-            _check_output_file(args.file, "the archive")
+            check_output_file(args.file, "the archive")
             left_out = 0
             if args.exclude:
                 keys, left_out = _not_archived(args.exclude, args.file, keys, store)
@@ -588,6 +568,27 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_line(store, key: str) -> tuple[str, bool]:
+    """``runs list``'s line of one run and whether it is current; an entry whose metadata is
+    damaged or lacks a field is listed as such, and the listing goes on."""
+    from attnverify.empirics.store import CorruptEntryError
+
+    try:
+        meta = store.metadata(key)
+        spec = meta["spec"]
+        current = store.is_current(key)
+        return (f"{key}  {meta['status']:<8}  {meta['wall_time_s']:7.1f}s  "
+                f"{spec['task']['kind']} {spec['model']['kind']} seed={spec['seed']} "
+                f"steps={spec['steps']}"
+                + (f" (stops once {spec['stop_when'][0]} > {spec['stop_when'][1]})"
+                   if spec.get("stop_when") else "")
+                + ("" if current else "  (stale)")), current
+    except (CorruptEntryError, KeyError, TypeError, ValueError) as exc:
+        what = exc.reason if isinstance(exc, CorruptEntryError) else f"no field {exc}" if (
+            isinstance(exc, KeyError)) else str(exc)
+        return f"{key}  {what}  (damaged)", True
+
+
 def _require_archives(files: list[str], role: str = "") -> None:
     """A UserError naming the first of ``files`` that is not a file, before any is read."""
     missing = [file for file in files if not Path(file).is_file()]
@@ -629,7 +630,8 @@ def _verify_keys(args: argparse.Namespace, store) -> tuple[list[str], str]:
     named = list(dict.fromkeys(key for p in plans for key in p.keys))
     stored = [key for key in named if store.has(key)]
     what = " ".join(f"--{name} {value}" for name, value in (
-        ("paper", args.paper), ("claim", args.claim), ("profile", profile)) if value)
+        ("paper", args.paper), *(("claim", c) for c in args.claim or ()), ("profile", profile))
+        if value)
     if not stored:
         raise UserError(f"none of the {len(named)} runs 'verify {what}' reads is in "
                         f"{store.root}; nothing to pack")
@@ -650,9 +652,16 @@ def _get(store, key: str):
     return result
 
 
+def _strict_json(data: Any, indent: int) -> str:
+    """Strict JSON: a diverged run's NaN and inf become null (a bare NaN is no JSON)."""
+    from attnverify.compare.report import jsonable
+
+    return json.dumps(jsonable(data), indent=indent, allow_nan=False)
+
+
 def _export(rows: list[dict[str, Any]], fmt_name: str) -> str:
     if fmt_name == "json":
-        return json.dumps(rows, indent=1) + "\n"
+        return _strict_json(rows, indent=1) + "\n"
     columns: list[str] = []
     for row in rows:
         columns += [c for c in row if c not in columns]
@@ -673,7 +682,7 @@ def _add_device(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     # shared options may be given at any level; SUPPRESS keeps a nested parser from
     # overwriting a value given earlier with its default
-    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    common = _Parser(add_help=False, allow_abbrev=False)
     common.add_argument("--cache", metavar="DIR", default=argparse.SUPPRESS,
                         help="run store directory (default: $ATTNVERIFY_CACHE or "
                              "~/.cache/attnverify)")
@@ -694,7 +703,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", parents=[common], help="evaluate claims and write the report")
     p.add_argument("--paper", help="snell, musat or bao (default: all)")
-    p.add_argument("--claim", help="one claim id (see 'attnverify claims')")
+    p.add_argument("--claim", action="append",
+                   help="a claim id (see 'attnverify claims'; repeatable)")
     p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
     p.add_argument("--out", default="attnverify-report", help="report directory")
     p.add_argument("--executor", default="local",
@@ -774,7 +784,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("file", help="the archive to write (a gzipped tar)")
     k.add_argument("keys", nargs="*", help="run keys (default: every current run)")
     k.add_argument("--paper", help="instead of keys: the runs 'verify --paper PAPER' reads")
-    k.add_argument("--claim", help="instead of keys: the runs of one claim's verify")
+    k.add_argument("--claim", action="append",
+                   help="instead of keys: the runs of a claim's verify (repeatable)")
     k.add_argument("--profile", help="with --paper or --claim: the profile (default: quick; "
                                      "alone: every claim at this profile)")
     k.add_argument("--except", dest="exclude", action="append", default=[], metavar="ARCHIVE",
@@ -846,7 +857,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
-        args, extra = parser.parse_known_args(argv)
+        with one_value_per_option():
+            args, extra = parser.parse_known_args(argv)
         if extra and args.command != "predict":
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2, one line printed)

@@ -8,8 +8,9 @@ code that computes it (a claim's ``code_version``, or the numerics version of a 
 computation such as :data:`~attnverify.empirics.score_monte_carlo.MONTE_CARLO_VERSION`) and the
 package version: a bumped version or a new release recomputes (these entries cost seconds to
 minutes, unlike training runs), a comment or a refactor does not. Writes are atomic (a
-temporary file renamed into place); an unreadable entry is recomputed, never used. With no root
-set (library use, most tests) nothing is cached.
+temporary file renamed into place); an unreadable entry (truncated, a flipped byte) is moved
+aside to ``ROOT/corrupt/`` and recomputed, never used. With no root set (library use, most
+tests) nothing is cached.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import json
 import logging
 import os
 import tempfile
+import uuid
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +60,26 @@ def _digest(key: dict[str, Any], version: dict[str, int]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+DAMAGE = (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error)
+"""What reading a damaged ``.npz`` raises: a truncated file, a flipped byte (a zip member's
+CRC), a header that is not one."""
+
+
+def _move_aside(path: Path, corrupt: Path, namespace: str) -> str:
+    """Rename a damaged entry into ``corrupt`` (``ROOT/corrupt/``, beside the run store's
+    damaged entries; kept for inspection, never read again) under a unique name; where it went,
+    in words (it stays in place, to be overwritten, when it cannot be moved)."""
+    target = corrupt / f"memo.{namespace}.{path.stem}.{uuid.uuid4().hex[:8]}.npz"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(path, target)
+    except FileNotFoundError:  # another process moved it first
+        return "another process"
+    except OSError as exc:
+        return f"nowhere ({exc.strerror}); it will be overwritten"
+    return str(target)
+
+
 def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
          compute: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """``compute()``'s arrays, read from the cache when this key was computed before by code of
@@ -65,10 +89,12 @@ def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
     path = _root / namespace / f"{_digest(key, version)}.npz"
     if path.exists():
         try:
-            with np.load(path, allow_pickle=False) as npz:
+            with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as npz:
                 return {name: npz[name] for name in npz.files}
-        except (OSError, ValueError) as exc:
-            log.warning("memo entry %s unreadable (%s); recomputing", path.name, exc)
+        except DAMAGE as exc:
+            aside = _move_aside(path, _root.parent / "corrupt", namespace)
+            log.warning("memo entry %s unreadable (%s: %s); moved to %s, recomputing",
+                        path.name, type(exc).__name__, exc, aside)
     arrays = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

@@ -7,9 +7,11 @@ the stored runs of its model family whose cost is nearest to its own (the median
 of that cost). A family with no stored run gets no estimate; a run more than
 :data:`EXTRAPOLATION` times away in cost from every stored run of its family is flagged
 (larger models usually use the CPU better, so such an estimate is rather an upper bound).
-Claims that add runs in stages (``Claim.staged``, e.g. Snell's §5 protocol) are replayed from
-the store as verify would run them: while every run of a stage is stored, its results decide
-the next stage (``Claim.followup``). The plan then shows the runs known so far and the
+A claim whose runs would train no step where its profile's runs train (``--param steps=0``)
+plans none: verify reports it "not testable here" without running them. Claims that add runs
+in stages (``Claim.staged``, e.g. Snell's §5 protocol) are replayed from the store as verify
+would run them: while every run of a stage is stored, its results decide the next stage
+(``Claim.followup``). The plan then shows the runs known so far and the
 missing ones of the first stage the store does not complete; the stages after it depend on
 results not yet trained. The store is only read (a damaged entry counts as missing and stays
 where it is).
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attnverify.compare.claim import Claim
-from attnverify.compare.verify import MAX_STAGES, plan_params
+from attnverify.compare.verify import MAX_STAGES, plan_params, untrained
 from attnverify.empirics import RunResult, RunSpec, RunStore
 from attnverify.empirics.store import CorruptEntryError
 
@@ -113,6 +115,10 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
     plans = []
     for claim in claims:
         params = plan_params(claim, profile, overrides, points.get(claim.id))
+        if untrained(claim, profile, params) is not None:  # verify runs none of them
+            plans.append(ClaimPlan(claim.id, 0, 0, seed_plan="not testable here: its runs "
+                                   "would train no step; nothing to train"))
+            continue
         plans.append(_replay(claim, params, store, place))
         plans[-1].seed_plan = claim.seed_plan(params)
     return plans

@@ -1,8 +1,9 @@
 """The verification report: ``report.json`` (the contract of ARCHITECTURE.md), ``report.md``
 (renders on GitHub) and a self-contained ``report.html`` (figures embedded as base64 PNG).
 
-Every file is written to a temporary name and renamed into place, so a report directory never
-holds a half-written file.
+The report is written into a temporary directory and swapped in whole
+(:mod:`compare.report_dir`), so a report directory never holds a half-written file nor parts of
+two reports.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import base64
 import html
 import json
 import math
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from attnverify.compare.report_cells import (
     protocol_items,
     tolerance_text,
 )
+from attnverify.compare.report_dir import replace_directory
 from attnverify.compare.stats import benjamini_hochberg, holm
 from attnverify.compare.verify import ClaimOutcome
 
@@ -149,9 +150,16 @@ class Report:
 
     # -- writing -----------------------------------------------------------------------------
     def write(self, out: Path) -> dict[str, Path]:
-        out.mkdir(parents=True, exist_ok=True)
+        """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/`` into a new
+        directory and swap it in place of ``out`` (:mod:`compare.report_dir`): ``out`` holds
+        the old report or the new one, never parts of both. ValueError when ``out`` holds
+        anything but a report; an OSError (a full disk) leaves the old report as it was."""
+        target = replace_directory(out, self._write_files)
+        return {kind: target / f"report.{kind}" for kind in ("json", "md", "html")}
+
+    def _write_files(self, out: Path) -> None:
         fig_dir = out / "figures"
-        fig_dir.mkdir(exist_ok=True)
+        fig_dir.mkdir()
         figure_paths: dict[str, list[str]] = {}
         figure_png: dict[str, list[tuple[str, bytes]]] = {}
         for o in self.outcomes:
@@ -165,11 +173,10 @@ class Report:
                "summary": {str(kind): self.counts(kind) for kind in self.kinds()},
                "claims": records,
                "boundaries": self.boundaries}
-        paths = {"json": out / "report.json", "md": out / "report.md", "html": out / "report.html"}
-        _atomic_write(paths["json"], json.dumps(jsonable(doc), indent=2, allow_nan=False))
-        _atomic_write(paths["md"], self.markdown(records))
-        _atomic_write(paths["html"], self.html(records, figure_png))
-        return paths
+        (out / "report.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False),
+                                         encoding="utf-8")
+        (out / "report.md").write_text(self.markdown(records), encoding="utf-8")
+        (out / "report.html").write_text(self.html(records, figure_png), encoding="utf-8")
 
     def _header_lines(self) -> list[str]:
         v = ", ".join(f"{k} {val}" for k, val in self.versions.items())
@@ -342,6 +349,8 @@ def _search_text(boundary: dict[str, Any]) -> str:
 
 
 def _seeds_text(record: dict[str, Any]) -> str:
+    if record["details"].get("untrained"):
+        return "none (its runs would train no step: nothing was run)"
     if record["n_seeds"] == 0 and not record["run_keys"]:
         return "none (no training: theory against Monte Carlo)"
     return str(record["n_seeds"])
@@ -355,9 +364,3 @@ def _badge(verdict: str) -> str:
 def _md_bold_to_html(text: str) -> str:
     parts = text.split("**")
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

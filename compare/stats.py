@@ -10,6 +10,8 @@
   budget when a run never succeeds): exact tests on the success counts and the log-rank test
   on the censored times; :func:`rate_difference_test`: exact unconditional test of a shifted
   difference of two rates (the smallest effect that matters, for refuting it).
+- :func:`rank_trend_test`: Spearman's rho of x and y with one-sided permutation p-values (exact
+  level with ties in blocks, where the t approximation is not).
 - :func:`holm`, :func:`benjamini_hochberg`: multiplicity adjustment over the paper claims.
 - :func:`compare`: theory vs estimate with a relative and an absolute tolerance, elementwise,
   ``|estimate - theory| <= atol + rtol * |theory|`` (the convention of ``numpy.isclose``; the
@@ -246,3 +248,41 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     if not p_values:
         return []
     return [float(x) for x in stats.false_discovery_control(np.asarray(p_values, dtype=float))]
+
+
+@dataclass(frozen=True)
+class RankTrend:
+    rho: float
+    p_greater: float
+    """One-sided permutation p-value of a positive relation."""
+    p_less: float
+
+
+def _spearman_with(x: Sequence[float]) -> Callable[..., np.ndarray]:
+    """Spearman's rho of ``x`` with ``y`` along ``axis`` (vectorised over resamples)."""
+    rx = stats.rankdata(x)
+    rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
+
+    def statistic(y: np.ndarray, axis: int = -1) -> np.ndarray:
+        ry = np.moveaxis(stats.rankdata(y, axis=axis), axis, -1)
+        ry = ry - ry.mean(axis=-1, keepdims=True)
+        norm = np.linalg.norm(ry, axis=-1)
+        return np.where(norm > 0, (ry @ rx) / np.where(norm > 0, norm, 1.0), 0.0)
+
+    return statistic
+
+
+def rank_trend_test(x: Sequence[float], y: Sequence[float], n_resamples: int = 9999,
+                    seed: int = 0) -> RankTrend:
+    """Spearman's rho of ``x`` and ``y`` with one-sided p-values from permuting ``y``
+    (``scipy.stats.permutation_test``, pairings; exact when there are fewer distinct pairings
+    than ``n_resamples``). Ties (blocks of equal x, a common censoring value in y) keep the
+    test's level. (nan, 1, 1) when x or y is constant."""
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return RankTrend(float("nan"), 1.0, 1.0)
+    statistic = _spearman_with(x)
+    p = {side: float(stats.permutation_test(
+        (np.asarray(y, float),), statistic, permutation_type="pairings", alternative=side,
+        n_resamples=n_resamples, vectorized=True, rng=np.random.default_rng(seed)).pvalue)
+        for side in ("greater", "less")}
+    return RankTrend(float(stats.spearmanr(x, y).statistic), p["greater"], p["less"])

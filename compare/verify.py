@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attnverify.compare.claim import Assessment, Claim
+from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.memo import rooted
+from attnverify.compare.protocol import Reason
 from attnverify.empirics import Executor, RunResult, RunSpec
 
 log = logging.getLogger("attnverify.verify")
@@ -52,13 +53,40 @@ def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[
                         run_keys=[s.key() for s in specs], elapsed_s=elapsed)
 
 
+def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
+    """Why the claim cannot be tested at ``params`` when runs that train at the profile's own
+    parameters train no step there (``--param steps=0``): untrained networks cannot show what
+    training does, so the verdict is "not testable here", never one decided from them. None
+    otherwise; a claim whose runs train no step by design (a statement about initialisation,
+    or an untrained baseline beside trained runs) is assessed as usual."""
+    specs = claim.checked_specs(params)
+    idle = sum(spec.steps == 0 for spec in specs)
+    if not idle:
+        return None
+    own = [spec.steps for spec in claim.specs(claim.params(profile))]
+    if not any(own) or (0 in own and idle < len(specs)):
+        return None
+    return (f"{idle} of the claim's {len(specs)} runs train no step at these parameters "
+            f"(steps = 0), where the {profile} profile's runs train (up to {max(own)} steps): "
+            f"untrained networks cannot show what the claim is about. Give steps >= 1.")
+
+
+def _not_testable(claim: Claim, profile: str, params: dict[str, Any],
+                  why: str) -> ClaimOutcome:
+    """The outcome of a claim whose runs train nothing (:func:`untrained`); nothing is run."""
+    assessment = Assessment(
+        verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical={},
+        statistic=claim.protocol.test, tolerance={"why": "nothing was measured"},
+        explanation=why, details={"untrained": True})
+    return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
+                        run_keys=[], elapsed_s=0.0)
+
+
 def evaluate(claim: Claim, profile: str, executor: Executor,
              params: dict[str, Any] | None = None) -> ClaimOutcome:
     """Train (or read from the store) one claim's runs and assess them."""
     params = claim.params(profile) if params is None else params
-    specs, results = _run_stages([(claim, params)], executor, desc=claim.id)
-    with rooted(executor.store.root):
-        return _assess(claim, profile, params, specs[claim.id], results[claim.id])
+    return evaluate_plans([(claim, params)], profile, executor, desc=claim.id)[0]
 
 
 def plan_params(claim: Claim, profile: str, overrides: dict[str, Any] | None = None,
@@ -79,9 +107,22 @@ def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
     points = points or {}
     plans = [(claim, plan_params(claim, profile, overrides, points.get(claim.id)))
              for claim in claims]
-    specs, results = _run_stages(plans, executor, desc="training")
+    return evaluate_plans(plans, profile, executor, desc="training")
+
+
+def evaluate_plans(plans: Sequence[tuple[Claim, dict[str, Any]]], profile: str,
+                   executor: Executor, desc: str) -> list[ClaimOutcome]:
+    """Each claim at its parameters, in order: the runs of all in one executor batch (stage
+    after stage), then each assessed; a claim whose runs would train nothing
+    (:func:`untrained`) is "not testable here" without running them."""
+    untestable = {claim.id: why for claim, params in plans
+                  if (why := untrained(claim, profile, params)) is not None}
+    specs, results = _run_stages([(c, p) for c, p in plans if c.id not in untestable],
+                                 executor, desc=desc)
     with rooted(executor.store.root):
-        return [_assess(claim, profile, params, specs[claim.id], results[claim.id])
+        return [_not_testable(claim, profile, params, untestable[claim.id])
+                if claim.id in untestable
+                else _assess(claim, profile, params, specs[claim.id], results[claim.id])
                 for claim, params in plans]
 
 

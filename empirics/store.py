@@ -22,6 +22,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -41,11 +42,19 @@ log = logging.getLogger("attnverify.store")
 
 
 def default_cache_dir() -> Path:
-    """``$ATTNVERIFY_CACHE``, else ``$XDG_CACHE_HOME/attnverify``, else ``~/.cache/attnverify``."""
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "attnverify"
+    """``$ATTNVERIFY_CACHE``, else ``$XDG_CACHE_HOME/attnverify``, else ``~/.cache/attnverify``.
+    ValueError (one line) when none of these can be named: a user without a home directory (no
+    ``$HOME`` and no password entry, as in some containers) sets ``$ATTNVERIFY_CACHE`` or
+    passes a directory."""
+    try:
+        if os.environ.get(ENV_VAR):
+            return Path(os.environ[ENV_VAR]).expanduser()
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base).expanduser() / "attnverify"
+    except RuntimeError:  # pathlib: "Could not determine home directory."
+        raise ValueError(f"no home directory to hold the default cache (HOME is not set and "
+                         f"the user has no password entry); pass --cache DIR or set "
+                         f"{ENV_VAR}") from None
 
 
 class CorruptEntryError(Exception):
@@ -63,6 +72,30 @@ def _fsync_write(path: Path, data: bytes) -> None:
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+MAX_META_BYTES = 16 * 2**20
+"""An entry's metadata is a few kB of JSON; more is damage, never read into memory."""
+
+
+def _read_entry_file(entry: Path, name: str) -> bytes:
+    """An entry file's bytes, read only when it is a regular file (a symbolic link to
+    ``/dev/zero`` or a pipe would never end) and, for the metadata, within
+    :data:`MAX_META_BYTES`; CorruptEntryError otherwise, OSError when it cannot be opened."""
+    try:
+        fd = os.open(entry / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CorruptEntryError(entry, f"{name} is a symbolic link") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise CorruptEntryError(entry, f"{name} is not a regular file")
+        if name == "meta.json" and info.st_size > MAX_META_BYTES:
+            raise CorruptEntryError(entry, f"{name} holds {info.st_size} bytes, more than "
+                                           f"metadata ever does ({MAX_META_BYTES})")
+        return fh.read()
 
 
 class RunStore:
@@ -138,7 +171,7 @@ class RunStore:
         files = {}
         for name in ENTRY_FILES:
             try:
-                files[name] = (entry / name).read_bytes()
+                files[name] = _read_entry_file(entry, name)
             except FileNotFoundError:
                 if not entry.exists():
                     raise KeyError(key) from None
@@ -173,7 +206,7 @@ class RunStore:
 
     def _read_meta(self, entry: Path) -> dict[str, Any]:
         try:
-            text = (entry / "meta.json").read_bytes()
+            text = _read_entry_file(entry, "meta.json")
         except OSError as exc:
             raise CorruptEntryError(entry, f"metadata unreadable ({exc})") from None
         return self._parse_meta(entry, text)

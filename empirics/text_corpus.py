@@ -39,6 +39,16 @@ def corpus_fingerprint(directory: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def _read_text(path: Path) -> str:
+    """The file as UTF-8 text; ValueError (one line, naming the file and the first bad byte)
+    for anything else, e.g. a binary file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                         f"offset {exc.start}): a WikiText-format corpus is UTF-8 text") from None
+
+
 def tokenize(text: str) -> list[str]:
     """Whitespace tokens, ``<eos>`` after every line."""
     return [tok for line in text.splitlines() for tok in (*line.split(), EOS)]
@@ -53,8 +63,7 @@ def load_corpus(directory: str, fingerprint: str) -> tuple[list[str], dict[str, 
     if found != fingerprint:
         raise ValueError(f"the corpus in {root} changed (fingerprint {found}, the run expects "
                          f"{fingerprint}); build the task again with from_directory")
-    streams = {split: tokenize((root / name).read_text(encoding="utf-8"))
-               for split, name in FILES.items()}
+    streams = {split: tokenize(_read_text(root / name)) for split, name in FILES.items()}
     counts: dict[str, int] = {}
     for tok in streams["train"]:
         counts[tok] = counts.get(tok, 0) + 1

@@ -122,6 +122,46 @@ BAD_INPUTS = [
     (["frobnicate"], "invalid choice: 'frobnicate'"),
     (["bench", "--families", "gpt"], "--families: unknown gpt; accepted: snell_copying"),
     (["bench", "--repeats", "0"], "--repeats must be an integer >= 1"),
+    # -- one value per option, durations that are numbers --------------------------------------
+    (["verify", "--profile", "smoke", "--profile", "quick"],
+     "--profile given twice ('smoke', then 'quick'); it takes one value"),
+    (["verify", "--out", "elsewhere"], "--out given twice ('elsewhere', then "),
+    (["runs", "--cache", "/elsewhere", "list"], "--cache given twice ('/elsewhere', then "),
+    (["predict", "snell.kappa", "--V", "60", "--V", "70", "--L", "3"],
+     "parameter --V given twice; it takes one value"),
+    (["verify", "--connect-timeout", "nan"],
+     "--connect-timeout must be a number of seconds > 0; got nan"),
+    (["verify", "--connect-timeout", "inf"],
+     "--connect-timeout must be a number of seconds > 0; got inf"),
+    (["falsify", "bao.locater_effect", "--max-cost", "nan"],
+     "--max-cost must be a number of seconds > 0; got nan"),
+    # -- an empty list leaves nothing to compare (before: an IndexError or a traceback) -----------
+    ([*SHALLOW, "--param", "shallow=[]"],
+     "--param: shallow must be a list of at least one value; got an empty list"),
+    (["verify", "--claim", "snell.kappa_closed_form", *SMOKE, "--param", "points=[]"],
+     "--param: points must be a list of at least one value"),
+    (["verify", "--claim", "musat.construction_meets_bound", *SMOKE, "--param", "depths=[]"],
+     "--param: depths must be a list of at least one value"),
+    (["verify", "--claim", "bao.zero_mean_no_selectivity", *SMOKE, "--param", "stds=[]",
+      "--dry-run"], "--param: stds must be a list of at least one value"),
+    # -- upper bounds of sizes and counts: the parameter, the bound and why -------------------
+    ([*PERMUTATION_IS_HARD, "--param", "steps=1000000000"], "--param: steps must be <= "),
+    ([*PERMUTATION_IS_HARD, "--param", "hidden=1000000"],
+     "10 times the largest the claim's profiles and search space use"),
+    (["verify", "--claim", "snell.ktiw_precedes_attention", *SMOKE, "--param", "seeds=100000",
+      "--dry-run"], "--param: seeds must be <= "),
+    (["verify", "--claim", "bao.score_moments", *SMOKE, "--param", "n_samples=1000000000"],
+     "--param: n_samples must be <= "),
+    (["verify", "--claim", "musat.depth_bound_closed_form", *SMOKE, "--param",
+      "d_sets=100000000"], "--param: d_sets must be <= "),
+    ([*SHALLOW, "--param", "shallow=[2, 1, 100000]"], "--param: shallow must be <= "),
+    (["verify", "--workers", "100000"], "--workers must be <= 256: each worker is a process"),
+    (["predict", "bao.rho", "--d", "64", "--T", "1000000000", "--eig-mean", "0.1", "--eig-std",
+      "1"], "T must be <= 1,000,000: the score moments are summed over arrays of T positions"),
+    (["predict", "musat.max_depth", "--t", "9100"], "t must be <= 9,000: (3^t - 1) / 2"),
+    (["predict", "snell.stage1_accuracy_bound", "--L", "1000000000"], "L must be <= 10,000,000"),
+    (["predict", "snell.kappa", "--V", "1e300", "--L", "3"],
+     "V must be <= 9,007,199,254,740,992: above 2^53"),
 ]
 
 
@@ -201,3 +241,220 @@ def test_every_profile_default_passes_the_claims_own_checks():
     for claim in select(None, None):
         for profile in PROFILES:
             claim.check_params(claim.params(profile))
+
+
+# -- paths the table cannot hold: files, the environment, several claims ---------------------
+def _corpus(root: Path, text: bytes) -> Path:
+    root.mkdir()
+    for name in ("wiki.train.tokens", "wiki.valid.tokens"):
+        (root / name).write_bytes(text)
+    return root
+
+
+@pytest.mark.parametrize(("content", "fragment"), [
+    (bytes(range(128, 256)) * 8, "wiki.train.tokens is not UTF-8 text (byte 0x80 at offset 0)"),
+    (b"three token file\n", "corpus train split must be longer than T = "),
+])
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_corpus_that_cannot_be_read_or_is_too_short(capsys, tmp_path, content, fragment,
+                                                      dry_run):
+    corpus = _corpus(tmp_path / "corpus", content)
+    cache, out_dir = tmp_path / "c", tmp_path / "report"
+    code, out, err = run(capsys, [*LOCATER, "--corpus", str(corpus), "--cache", str(cache),
+                                  "--out", str(out_dir), *(["--dry-run"] if dry_run else [])])
+    assert_one_line_error(code, out, err, f"--corpus {corpus}: ")
+    assert fragment in err
+    assert not cache.exists() and not out_dir.exists()
+    # the negative control: a readable corpus longer than the windows passes the same checks
+    good = _corpus(tmp_path / "good", (" ".join(f"w{i % 17}" for i in range(400)) + "\n").encode())
+    code, out, err = run(capsys, [*LOCATER, "--corpus", str(good), "--cache", str(cache),
+                                  "--dry-run"])
+    assert code == 0 and "bao.locater_effect" in out, err
+
+
+@pytest.fixture
+def no_home(monkeypatch):
+    """A user without a home directory: HOME unset and no password entry (some containers)."""
+    import pwd
+
+    def no_entry(uid: int):
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    for name in ("HOME", "XDG_CACHE_HOME", "ATTNVERIFY_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+
+
+@pytest.mark.parametrize("argv", [["runs", "list"], ["verify", "--claim",
+                                                     "snell.kappa_closed_form", *SMOKE]])
+def test_no_home_directory_without_cache(capsys, tmp_path, no_home, argv):
+    out_dir = tmp_path / "report"
+    extra = ["--out", str(out_dir)] if argv[0] == "verify" else []
+    code, out, err = run(capsys, [*argv, *extra])
+    assert_one_line_error(code, out, err, "no home directory to hold the default cache")
+    assert "pass --cache DIR or set ATTNVERIFY_CACHE" in err and not out_dir.exists()
+    code, _, err = run(capsys, ["runs", "list", "--cache", str(tmp_path / "c")])  # the way out
+    assert code == 0 and "0 runs in" in err
+
+
+@pytest.mark.parametrize("argv", [["figures", *SMOKE, "--out", "FIGS"], ["runs", "list"],
+                                  ["runs", "show", "0" * 24], ["runs", "export"]])
+def test_a_cache_that_is_a_file(capsys, tmp_path, argv):
+    blocker = tmp_path / "cache-file"
+    blocker.write_text("not a cache")
+    argv = [a.replace("FIGS", str(tmp_path / "figs")) for a in argv]
+    code, out, err = run(capsys, [*argv, "--cache", str(blocker)])
+    assert_one_line_error(code, out, err, f"--cache {blocker}: {blocker} exists and is not a "
+                                          f"directory")
+    assert blocker.read_text() == "not a cache" and not (tmp_path / "figs").exists()
+
+
+@pytest.mark.parametrize("argv", [["runs", "list"], ["verify", "--claim",
+                                                     "snell.kappa_closed_form", *SMOKE]])
+def test_an_empty_cache_is_refused_not_the_default(capsys, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    default = tmp_path / "default-cache"
+    extra = ["--out", str(tmp_path / "report")] if argv[0] == "verify" else []
+    code, out, err = run(capsys, [*argv, "--cache", "", *extra])
+    assert_one_line_error(code, out, err, "--cache must name a directory; got an empty path")
+    assert list(tmp_path.iterdir()) == []
+    code, _, err = run(capsys, ["runs", "list"])  # the control: the fallback it would have used
+    assert code == 0 and f"0 runs in {default}" in err
+
+
+def test_two_claims_run_both(capsys, tmp_path):
+    two = ["--claim", "snell.kappa_closed_form", "--claim", "bao.score_moments"]
+    code, out, err = run(capsys, ["verify", *two, *SMOKE, "--dry-run", "--cache",
+                                  str(tmp_path / "c")])
+    rows = [line.split()[0] for line in out.splitlines() if line.startswith(("snell.", "bao."))]
+    assert code == 0 and rows == ["snell.kappa_closed_form", "bao.score_moments"], out
+    code, out, _ = run(capsys, ["verify", *two[:2], *SMOKE, "--dry-run", "--cache",
+                                str(tmp_path / "c")])  # the control: one claim, one row
+    assert code == 0 and "bao.score_moments" not in out
+    code, out, err = run(capsys, ["verify", *two, *SMOKE, "--param", "n_samples=10", "--cache",
+                                  str(tmp_path / "c")])
+    assert_one_line_error(code, out, err, "--param needs --claim ID")
+
+
+def test_untrained_runs_are_not_testable_not_refuted(capsys, tmp_path):
+    """``--param steps=0``: nothing trained, nothing decided; the claim says so and exits 0."""
+    import json
+
+    cache, out_dir = tmp_path / "c", tmp_path / "report"
+    argv = [*PERMUTATION_IS_HARD, "--param", "steps=0", "--cache", str(cache)]
+    code, out, _ = run(capsys, [*argv, "--dry-run"])
+    assert code == 0 and "not testable here" in out
+    code, out, _ = run(capsys, [*argv, "--out", str(out_dir), "--quiet"])
+    assert code == 0 and "not testable here" in out
+    (record,) = json.loads((out_dir / "report.json").read_text())["claims"]
+    assert (record["verdict"], record["reason"]) == ("inconclusive", "not testable here")
+    assert "train no step" in record["explanation"] and record["run_keys"] == []
+    assert "its runs would train no step: nothing was run" in (out_dir / "report.md").read_text()
+    assert not (cache / "runs").exists()  # nothing was trained
+
+
+def test_not_testable_is_decided_by_the_claims_own_runs():
+    """Generic, from the runs: claims whose runs train at their profile are not testable at
+    steps = 0 (also when only some runs lose their training); a claim about initialisation,
+    whose runs train no step by design, and every profile default are assessed as usual."""
+    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.protocol import Reason
+    from attnverify.compare.registry import select
+    from attnverify.compare.verify import untrained
+
+    assert str(Reason.NOT_TESTABLE) == "not testable here"
+    trainers = [c for c in select() if "steps" in c.params("smoke")]
+    assert len(trainers) >= 10
+    for claim in trainers:
+        assert untrained(claim, "smoke", claim.params("smoke") | {"steps": 0}), claim.id
+    (partial,) = select(None, "snell.stage1_bow_optimum")  # a reference run keeps its steps
+    specs = partial.checked_specs(partial.params("smoke") | {"steps": 0})
+    assert 0 < sum(s.steps == 0 for s in specs) < len(specs)
+    for claim in select():
+        for profile in PROFILES:
+            assert untrained(claim, profile, claim.params(profile)) is None, (claim.id, profile)
+    (at_init,) = select(None, "snell.uniform_attention_at_init")
+    assert {s.steps for s in at_init.specs(at_init.params("smoke"))} == {0}
+
+
+def test_bounds_hold_at_the_bound_and_refuse_past_it():
+    """The negative control of the bound rows above: every claim's sizes pass at their bound
+    and fail one past it; predict's bounds likewise."""
+    from attnverify.compare.param_bounds import check_sizes, size_bounds
+    from attnverify.compare.registry import select
+    from attnverify.theory.registry import SIZE_BOUNDS
+    from attnverify.theory.registry import check_sizes as check_predict
+
+    checked = 0
+    for claim in select():
+        references = claim.size_references()
+        for name, (bound, _) in size_bounds(references).items():
+            check_sizes({name: bound}, references)
+            with pytest.raises(ValueError, match=f"^{name} must be <= {bound:,}, "):
+                check_sizes({name: [bound + 1]}, references)
+            checked += 1
+    assert checked > 50
+    for name, (bound, _) in SIZE_BOUNDS.items():
+        check_predict({name: bound})
+        with pytest.raises(ValueError, match=f"^{name} must be <= {bound:,}: "):
+            check_predict({name: bound + 1})
+    assert main(["predict", "musat.max_depth", "--t", "9000"]) == 0  # its digits still print
+
+
+# -- damaged entries: listed, never read, printed as strict JSON -----------------------------
+def _stored_runs(root: Path, n: int) -> list[str]:
+    """``n`` runs put into a store at ``root`` without training (diverged: NaN metrics)."""
+    import numpy as np
+
+    from attnverify.empirics import RunResult, RunSpec, RunStore
+    from attnverify.empirics.copying import CopyTask
+    from attnverify.empirics.seq2seq import Seq2SeqConfig
+
+    store, keys = RunStore(root), []
+    for seed in range(n):
+        spec = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=1,
+                       batch_size=2, eval_every=1, eval_size=2, seed=seed)
+        nan = np.full(2, np.nan)
+        store.put(RunResult(spec=spec, status="diverged", eval_steps=np.arange(2),
+                            metrics={"accuracy": nan}, train_loss=nan))
+        keys.append(spec.key())
+    return keys
+
+
+def test_damaged_metadata_is_listed_and_the_listing_goes_on(capsys, tmp_path):
+    import json
+
+    root = tmp_path / "c"
+    intact, missing, endless = _stored_runs(root, 3)
+    meta = root / "runs" / missing[:2] / missing / "meta.json"
+    data = json.loads(meta.read_text())
+    del data["status"]
+    meta.write_text(json.dumps(data))
+    link = root / "runs" / endless[:2] / endless / "meta.json"
+    link.unlink()
+    link.symlink_to("/dev/zero")  # read whole, it would never end
+    code, out, err = run(capsys, ["runs", "list", "--cache", str(root)])
+    lines = dict(line.split("  ", 1) for line in out.splitlines())
+    assert code == 0 and "Traceback" not in err and "3 runs in" in err and "2 damaged" in err
+    assert lines[intact].startswith("diverged")  # the control: an intact entry as usual
+    assert lines[missing] == "no field 'status'  (damaged)"
+    assert lines[endless] == "meta.json is a symbolic link  (damaged)"
+    code, out, err = run(capsys, ["runs", "show", endless, "--cache", str(root)])
+    assert_one_line_error(code, out, err, "meta.json is a symbolic link")
+
+
+def test_show_and_export_print_strict_json(capsys, tmp_path):
+    import json
+
+    def strict(text: str):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in {text}"))
+
+    root = tmp_path / "c"
+    (key,) = _stored_runs(root, 1)
+    code, out, _ = run(capsys, ["runs", "show", key, "--cache", str(root)])
+    assert code == 0 and strict(out)["final"] == {"accuracy": None}
+    code, out, _ = run(capsys, ["runs", "export", "--format", "json", "--cache", str(root)])
+    rows = strict(out)
+    assert code == 0 and len(rows) == 2 and all(r["accuracy"] is None for r in rows)
+    code, out, _ = run(capsys, ["runs", "export", "--cache", str(root)])  # CSV keeps nan
+    assert code == 0 and "nan" in out

@@ -372,3 +372,37 @@ def test_multihead_refutes_only_the_smallest_rescue():
     assert d.verdict is Verdict.REFUTED and d.reason is Reason.DECIDED
     d, _ = rescue_decision([50] * 4, [400] * 4, budget=500)  # faster, not more often
     assert d.verdict is Verdict.INCONCLUSIVE
+
+
+def symmetry_results(perm_step, subset_step):
+    """Fake runs of snell.init_scale_breaks_symmetry at quick: gold attention reaches 0.5 at
+    ``perm_step(sigma, seed)`` / ``subset_step(sigma, seed)`` (None: never) on a grid of 20."""
+    from attnverify.compare.claims.snell.symmetry import InitScaleBreaksSymmetry
+
+    claim = InitScaleBreaksSymmetry()
+    params = claim.params("quick")
+    results = []
+    for spec in claim.specs(params):
+        step_of = perm_step if spec.task.distribution == "permutation" else subset_step
+        step = step_of(spec.model.init_std_ktiw, spec.seed - 100)
+        gold = np.zeros(64) if step is None else (np.arange(64) * 20 >= step).astype(float)
+        results.append(RunResult(spec=spec, status="ok", eval_steps=np.arange(64) * 20,
+                                 metrics={"gold_attention": gold, "acc": gold},
+                                 train_loss=np.zeros(1)))
+    return claim, params, results
+
+
+@pytest.mark.parametrize(("perm", "subset", "verdict", "reason"), [
+    (lambda s, i: int(400 - 100 * np.log10(s)) + 20 * i, lambda s, i: 260, Verdict.CONFIRMED,
+     Reason.DECIDED),
+    (lambda s, i: int(400 + 100 * np.log10(s)) + 20 * i, lambda s, i: 260, Verdict.REFUTED,
+     Reason.DECIDED),                                        # permutations slower with sigma
+    (lambda s, i: int(400 - 100 * np.log10(s)) + 20 * i,
+     lambda s, i: int(260 * (1 + 10 * s)), Verdict.REFUTED, Reason.DECIDED),  # subsets move 100%
+    (lambda s, i: None, lambda s, i: 260, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
+    (lambda s, i: 500 + 20 * i, lambda s, i: 260, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+])
+def test_init_scale_rule(perm, subset, verdict, reason):
+    claim, params, results = symmetry_results(perm, subset)
+    a = claim.assess(params, results)
+    assert (a.verdict, a.reason or Reason.DECIDED) == (verdict, reason), a.explanation

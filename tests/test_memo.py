@@ -51,3 +51,31 @@ def test_a_bumped_version_recomputes_and_the_old_entry_is_not_read(tmp_path):
         again = memo("ns", {"a": 1}, {"claim": 1}, compute)
     assert len(calls) == 2
     assert v1["x"][0] == 1 and v2["x"][0] == 2 and again["x"][0] == 1
+
+
+def test_a_flipped_or_truncated_entry_is_moved_aside_and_recomputed(tmp_path):
+    """A byte flipped inside an array (the zip member's CRC) or a truncated file: recomputed on
+    the next call, the damaged file kept in ``corrupt/``, never read again."""
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.arange(1000.0)}
+
+    for damage in ("flip", "truncate"):
+        with rooted(tmp_path / damage):
+            memo("ns", {"a": 1}, {"claim": 1}, compute)
+        entry = next((tmp_path / damage / "memo" / "ns").glob("*.npz"))
+        raw = bytearray(entry.read_bytes())
+        if damage == "flip":
+            raw[len(raw) // 2] ^= 0xFF
+        else:
+            del raw[len(raw) // 2:]
+        entry.write_bytes(bytes(raw))
+        with rooted(tmp_path / damage):
+            again = memo("ns", {"a": 1}, {"claim": 1}, compute)
+            np.testing.assert_array_equal(again["x"], np.arange(1000.0))
+            memo("ns", {"a": 1}, {"claim": 1}, compute)  # the rewritten entry is read back
+        (aside,) = (tmp_path / damage / "corrupt").iterdir()
+        assert aside.name.startswith("memo.ns.") and aside.read_bytes() == bytes(raw)
+    assert len(calls) == 4  # per damage: the first computation and one recomputation

@@ -2,7 +2,7 @@
 
 Each entry maps a dotted name to a function returning a :class:`~theory.prediction.Prediction`
 and the types of its parameters (read from the signature), so the CLI can validate input without
-knowing any paper.
+knowing any paper, and the upper bound of every size it takes (:data:`SIZE_BOUNDS`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,35 @@ QUANTITIES: dict[str, Callable[..., Prediction]] = {
 }
 
 
+EXACT_FLOAT = 2**53
+"""Above this a float64 no longer holds every integer (V and V + 1 round to one number)."""
+
+SIZE_BOUNDS: dict[str, tuple[int, str]] = {
+    "T": (10**6, "the score moments are summed over arrays of T positions: at T = 10^7 one "
+                 "prediction takes 3 GB and 20 s"),
+    "L": (10**7, "some predictions sum over the L positions (H_L): about a second per 10^7"),
+    "t": (9000, "(3^t - 1) / 2 then has 4,294 digits, within the 4,300 Python prints as an "
+                "exact JSON integer"),
+    **{name: (EXACT_FLOAT, "above 2^53 a float64 no longer holds every integer, so neighbouring "
+                           "sizes give the same prediction")
+       for name in ("V", "d", "D", "n")},
+}
+"""Upper bound of every size ``predict`` takes, with why (a mistyped ``--T 1000000000`` would
+otherwise fill the memory until the kernel kills the process)."""
+
+
+def check_sizes(params: dict[str, Any]) -> None:
+    """ValueError naming the first size above its bound (:data:`SIZE_BOUNDS`), with why."""
+    for name, value in params.items():
+        if name not in SIZE_BOUNDS or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        bound, why = SIZE_BOUNDS[name]
+        if value > bound:
+            shown = (f"{value:g}" if isinstance(value, float) else str(value)
+                     if value.bit_length() < 128 else f"an integer of {value.bit_length()} bits")
+            raise ValueError(f"{name} must be <= {bound:,}: {why}; got {shown}")
+
+
 def parameters(name: str) -> dict[str, inspect.Parameter]:
     """The parameters of quantity ``name`` (raises KeyError for an unknown name)."""
     return dict(inspect.signature(QUANTITIES[name]).parameters)
@@ -47,4 +76,5 @@ def predict(name: str, **params: Any) -> Prediction:
                and p not in params]
     if missing:
         raise ValueError(f"missing parameter(s) {', '.join(missing)} for {name}")
+    check_sizes(params)
     return func(**params)

@@ -7,6 +7,7 @@ from attnverify.compare.claims.snell.initialisation import UniformAttentionAtIni
 from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpeed
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
 from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
+from attnverify.compare.claims.snell.symmetry import InitScaleBreaksSymmetry
 from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
 from attnverify.compare.claims.snell.uniform_attention import (
     KtiwLearnedUnderUniformAttention,
@@ -22,6 +23,7 @@ CLAIMS = (
     PermutationIsHard,
     ToyClassifierClosedForm,
     PermutationSaddle,
+    InitScaleBreaksSymmetry,
     KappaPredictsLearningSpeed,
     MultiheadRescuesPermutations,
     SubsetLearnedEverySeed,

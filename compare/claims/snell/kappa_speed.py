@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
@@ -40,6 +39,7 @@ from attnverify.compare.claims.snell.common import (
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
+from attnverify.compare.stats import rank_trend_test
 from attnverify.empirics import RunResult, RunSpec
 
 VOCAB_OVER_L = (1.0, 1.1, 1.3, 2.0, 4.0, 8.0)
@@ -95,20 +95,6 @@ def branch_names(names: Sequence[str]) -> str:
 def vocab_sweep(length: int, ratios: Sequence[float] = VOCAB_OVER_L) -> tuple[int, ...]:
     """Vocabulary sizes round(r L) for the ratios r, distinct and increasing (the first is L)."""
     return tuple(sorted({max(length, round(r * length)) for r in ratios}))
-
-
-def _spearman_with(x: Sequence[float]):
-    """Spearman's rho of ``x`` with each row of ``y`` (vectorised over the resamples)."""
-    rx = stats.rankdata(x)
-    rx = (rx - rx.mean()) / np.linalg.norm(rx - rx.mean())
-
-    def statistic(y: np.ndarray, axis: int = -1) -> np.ndarray:
-        ry = stats.rankdata(y, axis=axis)
-        ry = ry - ry.mean(axis=axis, keepdims=True)
-        norm = np.linalg.norm(ry, axis=axis)
-        return np.where(norm > 0, (ry @ rx) / np.where(norm > 0, norm, 1.0), 0.0)
-
-    return statistic
 
 
 def learning_curve_area(result: RunResult, metric: str = "acc") -> float:
@@ -175,14 +161,9 @@ class KappaPredictsLearningSpeed(Claim):
         and against it; (nan, 1, 1) when V or speed is constant (no ranking). The permutation
         test keeps its level with V tied in blocks (one block per vocabulary size), where the
         t approximation does not."""
-        if len(set(vocab)) < 2 or len(set(speed)) < 2:
-            return float("nan"), 1.0, 1.0
-        rho = float(stats.spearmanr(vocab, speed).statistic)
-        up, down = (float(stats.permutation_test(
-            (np.asarray(speed, float),), _spearman_with(vocab), permutation_type="pairings",
-            alternative=side, n_resamples=PERMUTATIONS, vectorized=True,
-            rng=np.random.default_rng(0)).pvalue) for side in ("greater", "less"))
-        return (rho, up, down) if rising else (rho, down, up)
+        trend = rank_trend_test(vocab, speed, n_resamples=PERMUTATIONS)
+        up, down = trend.p_greater, trend.p_less
+        return (trend.rho, up, down) if rising else (trend.rho, down, up)
 
     def smallest_p(self, vocab: Sequence[float]) -> float:
         """The smallest one-sided p-value a branch with these sizes can reach (speeds in the

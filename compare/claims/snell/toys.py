@@ -306,6 +306,11 @@ class PermutationSaddle(Claim):
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
+        factor = params["escape_factor"]
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not (
+                0 < factor <= 10):
+            raise ValueError(f"escape_factor must be a number in (0, 10] (10 budgets of "
+                             f"L / (lr kappa) steps are far past any escape); got {factor!r}")
         check_disjoint(decision=range(SADDLE_DECISION_SEEDS,
                                       SADDLE_DECISION_SEEDS + params["seeds"]),
                        calibration=range(SADDLE_CALIBRATION_SEEDS, SADDLE_CALIBRATION_SEEDS + 3))
