@@ -12,6 +12,14 @@ One import root holds the four parts of the project (ARCHITECTURE.md, "Layout"):
 >>> theory.predict("snell.kappa", V=60, L=40).value
 0.005649717514124294
 
+The Python API of a verification (docs/python-api.md) sits at the top:
+
+- :func:`attnverify.verify`: verify claims, get a report object
+  (:func:`attnverify.compare.api.verify`); :func:`attnverify.load_report` reads a report
+  directory back;
+- :mod:`attnverify.runs`: stored runs as a tidy pandas DataFrame, ``runs.frame(...)``
+  (:mod:`attnverify.compare.runs`; ``from attnverify import runs``).
+
 Importing ``attnverify`` itself loads none of them; each loads on first use
 (``attnverify.theory`` works after a plain ``import attnverify``).
 """
@@ -20,7 +28,12 @@ from __future__ import annotations
 
 import importlib
 from importlib import metadata
-from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for type checkers and editors; loaded on first use below
+    from attnverify.compare import runs
+    from attnverify.compare.api import load_report, verify
+    from attnverify.compare.report_view import Outcome, VerifyReport
 
 try:
     __version__ = metadata.version("attnverify")
@@ -28,12 +41,20 @@ except metadata.PackageNotFoundError:  # a source tree that was not installed
     __version__ = "0+unknown"
 
 _SUBPACKAGES = ("theory", "empirics", "compare", "paper_figures")
-__all__ = ["__version__", *_SUBPACKAGES]
+_API = {"verify": "compare.api", "load_report": "compare.api",
+        "VerifyReport": "compare.report_view", "Outcome": "compare.report_view"}
+_MODULES = {"runs": "compare.runs"}
+__all__ = ["Outcome", "VerifyReport", "__version__", "compare", "empirics", "load_report",
+           "paper_figures", "runs", "theory", "verify"]
 
 
-def __getattr__(name: str) -> ModuleType:
-    """Load a subpackage on first attribute access (PEP 562), so ``import attnverify`` stays
-    light and ``attnverify.theory`` never imports torch."""
+def __getattr__(name: str) -> Any:
+    """Load a subpackage, an API function or module on first attribute access (PEP 562), so
+    ``import attnverify`` stays light and ``attnverify.theory`` never imports torch."""
     if name in _SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _API:
+        return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
+    if name in _MODULES:
+        return importlib.import_module(f"{__name__}.{_MODULES[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,17 @@ computes only what is missing. Hypothesis' example database is therefore switche
 written outside the cache directory. The search is bounded twice: ``budget`` distinct points at
 most, and ``max_cost`` seconds of evaluation at most (a point not evaluated for lack of budget
 counts as not refuted, and the result says that the search was cut).
+
+The search is steered toward the decision boundary: every evaluated point reports its
+:func:`margins` to ``hypothesis.target`` (the verdict as a score and, where the claim's primary
+test has a p-value, its distance from the confirmation boundary ``p = alpha``), so that
+hypothesis' targeting phase mutates the points nearest a refutation first.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import shlex
 import time
@@ -23,10 +29,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, find, settings
+from hypothesis import HealthCheck, Phase, Verbosity, find, settings, target
 from hypothesis.errors import NoSuchExample
 
-from attnverify.compare.claim import Claim, Verdict
+from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.report import jsonable
 from attnverify.compare.space import covered, space_strategy
 from attnverify.compare.verify import evaluate, plan_params
@@ -46,6 +52,8 @@ class EvaluatedPoint:
     explanation: str
     elapsed_s: float
     run_keys: list[str] = field(default_factory=list)
+    margins: dict[str, float] = field(default_factory=dict)
+    """What the search steered by at this point (:func:`margins`)."""
 
 
 @dataclass
@@ -92,10 +100,7 @@ class FalsifyResult:
         """The ``verify`` command that evaluates the claim at the counterexample."""
         if self.counterexample is None:
             return None
-        words = ["attnverify", "verify", "--claim", self.claim_id, "--profile", self.profile]
-        for name, value in self.counterexample.params.items():
-            words += ["--param", f"{name}={json.dumps(jsonable(value))}"]
-        return shlex.join(words)
+        return verify_command(self.claim_id, self.profile, self.counterexample.params)
 
     def summary(self) -> str:
         """One paragraph: the counterexample, or none within the stated budget and region."""
@@ -124,6 +129,14 @@ class FalsifyResult:
         return jsonable(data)
 
 
+def verify_command(claim_id: str, profile: str, params: dict[str, Any]) -> str:
+    """The ``attnverify verify`` command that evaluates a claim with ``params`` set."""
+    words = ["attnverify", "verify", "--claim", claim_id, "--profile", profile]
+    for name, value in params.items():
+        words += ["--param", f"{name}={json.dumps(jsonable(value))}"]
+    return shlex.join(words)
+
+
 def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, seed: int = 0,
             max_cost: float | None = None,
             log: Callable[[str], None] = lambda _: None) -> FalsifyResult:
@@ -138,6 +151,8 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
     start = time.monotonic()
     seen: dict[str, EvaluatedPoint] = {}
     cut: list[str] = []
+    # a claim built outside the registry (a test double) may declare no protocol
+    alpha = getattr(getattr(claim, "protocol", None), "alpha", None)
 
     def evaluate_point(point: dict[str, Any]) -> EvaluatedPoint | None:
         key = _point_key(point)
@@ -155,19 +170,24 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         seen[key] = done = EvaluatedPoint(
             point=point, params=overrides, verdict=str(a.verdict),
             value=a.empirical.get("value"), explanation=a.explanation,
-            elapsed_s=outcome.elapsed_s, run_keys=outcome.run_keys)
+            elapsed_s=outcome.elapsed_s, run_keys=outcome.run_keys,
+            margins=margins(a, alpha))
         log(f"point {len(seen)}/{budget}: "
             + ", ".join(f"{k}={point[k]}" for k in claim.space) + f" -> {done.verdict}")
         return done
 
     def refuted(point: dict[str, Any]) -> bool:
         done = evaluate_point(point)
-        return done is not None and done.verdict == Verdict.REFUTED
+        if done is None:
+            return False
+        for label, value in done.margins.items():
+            target(value, label=label)
+        return done.verdict == Verdict.REFUTED
 
     config = settings(
         max_examples=budget, deadline=None, verbosity=Verbosity.quiet,
         suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink), database=None)
+        phases=(Phase.generate, Phase.target, Phase.shrink), database=None)
     try:
         found = find(space_strategy(claim.space), refuted, settings=config,
                      random=random.Random(seed))
@@ -183,6 +203,25 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         cut=cut[0] if cut else None, elapsed_s=time.monotonic() - start,
         region=covered(claim.space, [p.point for p in seen.values()]),
         code=claim_version(claim))
+
+
+VERDICT_SCORE = {Verdict.CONFIRMED: -1.0, Verdict.INCONCLUSIVE: 0.0, Verdict.REFUTED: 1.0}
+"""The verdict as a score that rises toward a refutation."""
+SMALLEST_P = 1e-300
+"""p-values below this count as this (an observation for ``target`` must be finite)."""
+
+
+def margins(assessment: Assessment, alpha: float | None) -> dict[str, float]:
+    """What the search steers by (hypothesis raises each), every value larger nearer a
+    refutation: ``verdict``, the :data:`VERDICT_SCORE`; and, where the assessment has the
+    primary test's p-value toward H1 and the protocol an ``alpha``, ``log10(p/alpha)``: the
+    margin to the confirmation boundary ``p = alpha`` (negative: confirmed with room to
+    spare; positive: past the boundary, on the way to a refutation, which needs the test
+    significant the other way, p toward H1 near 1)."""
+    out = {"verdict": VERDICT_SCORE[Verdict(assessment.verdict)]}
+    if assessment.p_value is not None and alpha:
+        out["log10(p/alpha)"] = math.log10(max(assessment.p_value, SMALLEST_P) / alpha)
+    return out
 
 
 def claim_version(claim: Claim) -> str:

@@ -8,10 +8,10 @@ two reports.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,7 @@ from attnverify.compare.report_cells import (
     protocol_items,
     tolerance_text,
 )
-from attnverify.compare.report_dir import replace_directory
+from attnverify.compare.report_dir import FIGURES, replace_directory
 from attnverify.compare.stats import benjamini_hochberg, holm
 from attnverify.compare.verify import ClaimOutcome
 
@@ -53,6 +53,27 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def json_text(doc: dict[str, Any]) -> str:
+    """``report.json``'s text: strict JSON (no NaN or inf), indented."""
+    return json.dumps(jsonable(doc), indent=2, allow_nan=False)
+
+
+FIGURE_DPI = 110
+
+
+def figure_path(claim_id: str, name: str) -> str:
+    """Where a claim's figure ``name`` lies in a report directory (relative to it)."""
+    return f"{FIGURES}/{claim_id}.{name}.png"
+
+
+def summary_text(counts: dict[ClaimKind, dict[str, int]]) -> str:
+    """The summary line from verdict counts per kind (:meth:`Report.counts`), in
+    :class:`ClaimKind` order: paper claims first."""
+    return "; ".join(f"{KIND_SUMMARY[kind]}: "
+                     + ", ".join(f"{n} {v}" for v, n in counts[kind].items())
+                     for kind in ClaimKind if kind in counts)
 
 
 BOUNDARY_INTRO = ("Where {cmd} searched each claim's parameter space for a point at which it is "
@@ -85,11 +106,7 @@ class Report:
     def summary(self) -> str:
         """One line: the paper claims' verdicts first, then the derived predictions' and the
         derivation checks' (these test this project's own work, not the papers)."""
-        parts = []
-        for kind in self.kinds():
-            c = self.counts(kind)
-            parts.append(f"{KIND_SUMMARY[kind]}: " + ", ".join(f"{n} {v}" for v, n in c.items()))
-        return "; ".join(parts)
+        return summary_text({kind: self.counts(kind) for kind in self.kinds()})
 
     def adjusted(self) -> dict[str, dict[str, float]]:
         """Claim id -> {"holm", "bh"}: the adjusted primary p-values of the paper claims that
@@ -148,6 +165,21 @@ class Report:
                 "flip": a.verdict is not outcome.assessment.verdict,
                 "explanation": a.explanation, "protocol_hash": ref.claim.protocol.digest()}
 
+    def figure_paths(self) -> dict[str, list[str]]:
+        """Claim id -> its figures' paths relative to the report directory, as :meth:`write`
+        saves them."""
+        return {o.claim.id: [figure_path(o.claim.id, name) for name in o.assessment.figures]
+                for o in self.outcomes if o.assessment.figures}
+
+    def document(self) -> dict[str, Any]:
+        """The content of ``report.json`` (ARCHITECTURE.md, "Contracts"): plain JSON types,
+        non-finite floats as null, figures named by the paths :meth:`write` saves them under."""
+        return jsonable({"profile": self.profile, "versions": self.versions,
+                         "machine": self.machine,
+                         "summary": {str(kind): self.counts(kind) for kind in self.kinds()},
+                         "claims": self.claim_records(self.figure_paths()),
+                         "boundaries": self.boundaries})
+
     # -- writing -----------------------------------------------------------------------------
     def write(self, out: Path) -> dict[str, Path]:
         """Write ``report.json``, ``report.md``, ``report.html`` and ``figures/`` into a new
@@ -158,25 +190,21 @@ class Report:
         return {kind: target / f"report.{kind}" for kind in ("json", "md", "html")}
 
     def _write_files(self, out: Path) -> None:
-        fig_dir = out / "figures"
-        fig_dir.mkdir()
-        figure_paths: dict[str, list[str]] = {}
-        figure_png: dict[str, list[tuple[str, bytes]]] = {}
+        (out / FIGURES).mkdir()
+        figure_png: dict[str, list[tuple[str, bytes, str]]] = {}
+        captions: dict[str, str] = {}
         for o in self.outcomes:
             for name, fig in o.assessment.figures.items():
-                rel = f"figures/{o.claim.id}.{name}.png"
-                fig.savefig(out / rel, dpi=110)
-                figure_paths.setdefault(o.claim.id, []).append(rel)
-                figure_png.setdefault(o.claim.id, []).append((rel, (out / rel).read_bytes()))
-        records = self.claim_records(figure_paths)
-        doc = {"profile": self.profile, "versions": self.versions, "machine": self.machine,
-               "summary": {str(kind): self.counts(kind) for kind in self.kinds()},
-               "claims": records,
-               "boundaries": self.boundaries}
-        (out / "report.json").write_text(json.dumps(jsonable(doc), indent=2, allow_nan=False),
-                                         encoding="utf-8")
-        (out / "report.md").write_text(self.markdown(records), encoding="utf-8")
-        (out / "report.html").write_text(self.html(records, figure_png), encoding="utf-8")
+                rel = figure_path(o.claim.id, name)
+                fig.savefig(out / rel, dpi=FIGURE_DPI)
+                captions[rel] = figure_caption(fig, o.claim.statement)
+                figure_png.setdefault(o.claim.id, []).append(
+                    (rel, (out / rel).read_bytes(), captions[rel]))
+        doc = self.document()
+        (out / "report.json").write_text(json_text(doc), encoding="utf-8")
+        (out / "report.md").write_text(self.markdown(doc["claims"], captions),
+                                       encoding="utf-8")
+        (out / "report.html").write_text(self.html(doc["claims"], figure_png), encoding="utf-8")
 
     def _header_lines(self) -> list[str]:
         v = ", ".join(f"{k} {val}" for k, val in self.versions.items())
@@ -186,7 +214,11 @@ class Report:
                 f"Machine: {m.get('processor')}, {m.get('cores')} cores, {gpu}",
                 f"Summary: {self.summary()}"]
 
-    def markdown(self, records: list[dict[str, Any]]) -> str:
+    def markdown(self, records: list[dict[str, Any]],
+                 captions: dict[str, str] | None = None) -> str:
+        """``report.md``'s text; ``captions`` maps a figure's path to what it shows (default:
+        the claim's statement)."""
+        captions = captions or {}
         lines = ["# attnverify verification report", ""]
         lines += [f"- {line}" for line in self._header_lines()] + [""]
         for kind, group in _by_kind(records):
@@ -215,11 +247,15 @@ class Report:
                           f"{r['at_full']['explanation']}", ""]
             lines += [f"- {label}: {text}" for label, text in protocol_items(r)]
             lines += [f"- Statistic: {r['statistic']}",
-                      f"- Tolerance: {tolerance_text(r['tolerance'])}. "
-                      f"Why: {r['tolerance'].get('why', '')}",
-                      f"- Seeds: {_seeds_text(r)}; time: {r['elapsed_s']:.1f} s",
-                      f"- Run keys: {', '.join(f'`{k}`' for k in r['run_keys']) or 'none'}", ""]
-            lines += [f"![{r['id']}]({p})" for p in r["figures"]]
+                      f"- **Tolerance.** {r['tolerance'].get('why', '')} "
+                      f"({tolerance_text(r['tolerance'])})",
+                      f"- Seeds: {_seeds_text(r)}; time: {r['elapsed_s']:.1f} s", ""]
+            if r["run_keys"]:
+                lines += [f"<details><summary>Run keys ({len(r['run_keys'])})</summary>", "",
+                          ", ".join(f"`{k}`" for k in r["run_keys"]), "", "</details>", ""]
+            for p in r["figures"]:
+                caption = _md_cell(captions.get(p, r["statement"])).replace("]", "\\]")
+                lines += [f"![{caption}]({p})", "", f"*{caption}*", ""]
         return "\n".join(lines) + "\n"
 
     def _boundary_markdown(self) -> list[str]:
@@ -246,75 +282,47 @@ class Report:
             f"</td></tr>" for b in self.boundaries)
         intro = BOUNDARY_INTRO.replace("{cmd}", "<code>attnverify falsify</code>")
         return ("<section id='boundaries'><h2>Boundary of validity</h2>"
-                f"<p>{intro}</p><table><thead><tr><th>claim</th><th>search</th><th>result</th>"
-                f"<th>reproduce</th></tr></thead><tbody>{rows}</tbody></table></section>")
+                f"<p>{intro}</p><div class='scroll'><table><thead><tr><th>claim</th>"
+                f"<th>search</th><th>result</th><th>reproduce</th></tr></thead><tbody>{rows}</tbody></table></div>"
+                "<a class='top' href='#top'>↑ back to top</a></section>")
 
     def html(self, records: list[dict[str, Any]],
-             figure_png: dict[str, list[tuple[str, bytes]]]) -> str:
-        e = html.escape
-        tables = "".join(
-            f"<h2>{e(KIND_TITLES[kind])}</h2><table id='verdicts-{kind}'><thead><tr>"
-            f"<th>claim</th><th>paper</th><th>verdict</th><th>reason</th><th>p (Holm)</th>"
-            f"<th>theory</th><th>measured [95% CI]</th><th>at full</th><th>protocol</th>"
-            f"</tr></thead><tbody>"
-            + "".join(
-                f"<tr><td><a href='#{e(r['id'])}'><code>{e(r['id'])}</code></a></td>"
-                f"<td>{e(r['paper'])}</td><td>{_badge(r['verdict'])}</td>"
-                f"<td>{e(r['reason'])}</td><td>{e(p_text(r))}</td>"
-                f"<td>{e(fmt(r['theory']))}</td><td>{e(measured_text(r['empirical']))}</td>"
-                f"<td>{e(full_text(r))}</td>"
-                f"<td><code>{e(r['protocol_hash'])}</code></td></tr>" for r in group)
-            + "</tbody></table>"
-            + (f"<p><i>Multiplicity.</i> {e(self.multiplicity_text())}</p>"
-               if kind is ClaimKind.PAPER else "") for kind, group in _by_kind(records))
-        sections = []
-        for r in records:
-            imgs = "".join(
-                f"<figure><img alt='{e(rel)}' src='data:image/png;base64,"
-                f"{base64.b64encode(png).decode()}'><figcaption>{e(rel)}</figcaption></figure>"
-                for rel, png in figure_png.get(r["id"], []))
-            scale = (f"<p class='scale'>Scale: {e(r['scale_note'])}.</p>"
-                     if r["scale_note"] else "")
-            keys = ", ".join(f"<code>{e(k)}</code>" for k in r["run_keys"]) or "none"
-            sections.append(
-                f"<section id='{e(r['id'])}'><h2>{e(r['id'])} {_badge(r['verdict'])}</h2>"
-                f"<blockquote>{e(r['statement'])}</blockquote>"
-                f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> <b>Reason: {e(r['reason'])}.</b> "
-                f"{e(r['explanation'])}</p>{scale}"
-                + (f"<p class='scale'>At full, from stored runs: {e(full_text(r))}. "
-                   f"{e(r['at_full']['explanation'])}</p>" if r["at_full"] else "")
-                + f"<details><summary>Protocol <code>{e(r['protocol_hash'])}</code></summary><ul>"
-                + "".join(f"<li><b>{e(label)}:</b> {e(text)}</li>"
-                          for label, text in protocol_items(r)[1:])
-                + "</ul></details><ul>"
-                f"<li><b>Statistic:</b> {e(r['statistic'])}</li>"
-                f"<li><b>Tolerance:</b> {e(tolerance_text(r['tolerance']))}. "
-                f"<b>Why:</b> {e(str(r['tolerance'].get('why', '')))}</li>"
-                f"<li><b>Seeds:</b> {e(_seeds_text(r))}; <b>time:</b> {r['elapsed_s']:.1f} s</li>"
-                f"<li><b>Run keys:</b> {keys}</li></ul>{imgs}</section>")
-        header = "".join(f"<li>{_md_bold_to_html(e(line))}</li>" for line in self._header_lines())
-        return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<title>attnverify report ({e(self.profile)})</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 70rem; margin: 2rem auto; padding: 0 1rem;
-       color: #222; line-height: 1.45; }}
-table {{ border-collapse: collapse; width: 100%; font-size: .85em; }}
-th, td {{ border-bottom: 1px solid #ddd; padding: .25rem .5rem; text-align: left; }}
-th {{ background: #f4f4f4; }}
-.badge {{ color: white; padding: .1rem .5rem; border-radius: .6rem; font-size: .85em; }}
-blockquote {{ border-left: 4px solid #0072B2; margin: .5rem 0; padding-left: .8rem; }}
-figure img {{ max-width: 100%; }} figcaption {{ font-size: .8em; color: #666; }}
-.scale {{ color: #8a5a00; font-style: italic; }} code {{ font-size: .9em; }}
-section {{ margin-top: 2.5rem; }}
-</style></head><body>
-<h1>attnverify verification report</h1>
-<ul>{header}</ul>
-{tables}
-{self._boundary_html()}
-{''.join(sections)}
-</body></html>
-"""
+             figure_png: dict[str, list[tuple[str, bytes, str]]]) -> str:
+        """``report.html``'s text (:mod:`compare.report_html`); ``figure_png`` holds each
+        claim's figures as (path, PNG bytes, caption)."""
+        from attnverify.compare.report_html import render
+
+        return render(self, records, figure_png)
+
+
+def figure_caption(fig: Any, fallback: str) -> str:
+    """What a figure shows, for its caption: its suptitle, else its axes' titles (joined by
+    "; "), else ``fallback`` (the claim's statement)."""
+    suptitle = fig.get_suptitle().strip() if hasattr(fig, "get_suptitle") else ""
+    if suptitle:
+        return plain_title(suptitle)
+    titles = [plain_title(ax.get_title()) for ax in getattr(fig, "axes", [])]
+    titles = list(dict.fromkeys(t for t in titles if t))
+    return "; ".join(titles) or fallback
+
+
+_TEX_SYMBOLS = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε",
+                "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+                "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "psi": "ψ",
+                "omega": "ω", "Sigma": "Σ", "Delta": "Δ", "cdot": "·", "times": "×",
+                "leq": "≤", "geq": "≥", "le": "≤", "ge": "≥", "approx": "≈", "infty": "∞"}
+
+
+def plain_title(title: str) -> str:
+    """A matplotlib title as plain text: mathtext ``$\\kappa(V, L)$`` -> "κ(V, L)", lines
+    joined."""
+    def symbol(match: re.Match[str]) -> str:
+        return _TEX_SYMBOLS.get(match.group(1), match.group(1))
+
+    text = re.sub(r"\\(?:mathrm|mathbf|mathit|text|operatorname)\{([^}]*)\}", r"\1", title)
+    text = re.sub(r"\\([A-Za-z]+)\s?", symbol, text)
+    text = text.replace("$", "").replace("{", "").replace("}", "").replace("\\", "")
+    return " ".join(text.split())
 
 
 def _by_kind(records: list[dict[str, Any]]) -> list[tuple[ClaimKind, list[dict[str, Any]]]]:
@@ -356,9 +364,12 @@ def _seeds_text(record: dict[str, Any]) -> str:
     return str(record["n_seeds"])
 
 
-def _badge(verdict: str) -> str:
+def badge(verdict: str) -> str:
+    """The verdict as a coloured HTML label, styled inline so that it shows the same outside
+    the report's style sheet (a notebook's output)."""
     colour = VERDICT_COLOURS[Verdict(verdict)]
-    return f"<span class='badge' style='background:{colour}'>{html.escape(verdict)}</span>"
+    return (f"<span class='badge' style='background:{colour};color:white;padding:.1rem .5rem;"
+            f"border-radius:.6rem'>{html.escape(verdict)}</span>")
 
 
 def _md_bold_to_html(text: str) -> str:

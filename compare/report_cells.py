@@ -34,8 +34,79 @@ def measured_text(empirical: dict[str, Any]) -> str:
     return text
 
 
+TOLERANCE_LABELS = {
+    "alpha": "significance level (alpha)",
+    "alpha_per_test": "significance level per test (alpha)",
+    "beta": "miss rate at the smallest effect (beta)",
+    "delta": "smallest effect that matters",
+    "p": "test",
+    "p0": "success rate under H0",
+    "p1": "success rate under H1",
+    "kappa": "allowed deviation of kappa",
+    "C_entries_max_abs_z": "largest |z| over the entries of C",
+    "N_eff/T": "effective number of attended keys / T",
+    "band_floor_log_L_factorial_over_L": "band floor log(L!)/L",
+    "bow_model_tolerance": "bag-of-words model tolerance",
+    "eval_every": "evaluated every (steps)",
+    "intervals": "confidence intervals",
+    "learned": "learned at accuracy",
+    "learned_above": "learned above",
+    "chance_below": "chance below",
+    "near_chance": "near chance up to",
+    "mismatches": "mismatches allowed",
+    "plus": "allowed beyond the interval",
+    "step_z": "|z| per step",
+}
+"""Readable labels of tolerance keys; other keys are spelled out by :func:`tolerance_label`."""
+
+_BOUNDS = {"min": "minimum", "max": "maximum"}
+_COMPARISONS = ((">=", "at least"), ("<=", "at most"), (">", "above"), ("<", "below"),
+                ("==", "exactly"))
+
+
+def tolerance_label(key: str) -> str:
+    """A tolerance key in words: ``entropy_ratio_min`` -> "minimum entropy ratio",
+    ``max_abs_Q`` -> "maximum |Q|" (a known key by :data:`TOLERANCE_LABELS`)."""
+    if key in TOLERANCE_LABELS:
+        return TOLERANCE_LABELS[key]
+    words = key.split("_")
+    bound = ""
+    if len(words) > 1 and words[-1] in _BOUNDS:
+        bound, words = _BOUNDS[words[-1]], words[:-1]
+    elif len(words) > 1 and words[0] in _BOUNDS:
+        bound, words = _BOUNDS[words[0]], words[1:]
+    text = " ".join(words)
+    for i in range(len(words) - 1):
+        if words[i] == "abs":
+            text = " ".join([*words[:i], f"|{words[i + 1]}|", *words[i + 2:]])
+            break
+    return f"{bound} {text}".strip()
+
+
+def tolerance_value(value: Any) -> str:
+    """A tolerance value in words: ">= 0.9" -> "at least 0.9", [a, b] -> "a to b"."""
+    if isinstance(value, str):
+        text = value.strip()
+        for op, words in _COMPARISONS:
+            if text.startswith(op):
+                return f"{words} {text[len(op):].strip()}"
+        return text
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return f"{fmt(value[0])} to {fmt(value[1])}"
+    return fmt(value)
+
+
+def tolerance_items(tolerance: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tolerance's thresholds as (label, value) pairs in words; ``why`` is left out (the
+    report shows it on its own)."""
+    return [(tolerance_label(k), tolerance_value(v)) for k, v in tolerance.items()
+            if k != "why"]
+
+
 def tolerance_text(tolerance: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {fmt(v)}" for k, v in tolerance.items() if k != "why")
+    """The tolerance's thresholds in one line ("minimum entropy ratio: 0.95; ...")."""
+    return "; ".join(f"{label}: {value}" for label, value in tolerance_items(tolerance)) \
+        or "none"
 
 
 def full_text(record: dict[str, Any]) -> str:

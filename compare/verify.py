@@ -98,6 +98,33 @@ def plan_params(claim: Claim, profile: str, overrides: dict[str, Any] | None = N
             | (point or {}))
 
 
+def as_default_type(value: Any, default: Any) -> Any:
+    """``value`` in the shape of the parameter's ``default``: a list becomes a tuple where the
+    default is a tuple, an integer a float where the default is a float; anything else as is."""
+    if isinstance(default, tuple) and isinstance(value, list):
+        return tuple(value)
+    if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def checked_point(claim: Claim, profile: str, values: dict[str, Any],
+                  overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``values`` as a point of ``claim`` (``verify --param``, ``attnverify.verify(params=)``):
+    each name one of the profile's parameters, each value shaped like the profile's
+    (:func:`as_default_type`), the whole checked by ``Claim.checked_specs`` before anything is
+    trained. ValueError naming the unknown parameter and the accepted ones; the claim's own
+    ValueError or TypeError for a value it refuses."""
+    defaults = claim.params(profile)
+    unknown = [name for name in values if name not in defaults]
+    if unknown:
+        raise ValueError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
+                         f"{', '.join(defaults)}")
+    point = {name: as_default_type(value, defaults[name]) for name, value in values.items()}
+    claim.checked_specs(plan_params(claim, profile, overrides, point))
+    return point
+
+
 def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
                  overrides: dict[str, Any] | None = None,
                  points: dict[str, dict[str, Any]] | None = None) -> list[ClaimOutcome]:

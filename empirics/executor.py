@@ -20,6 +20,7 @@ import itertools
 import math
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -30,6 +31,7 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from attnverify.empirics.progress import ProgressLines, is_terminal
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import DEVICES, RunSpec
 from attnverify.empirics.store import RunStore
@@ -153,7 +155,7 @@ class Executor(ABC):
         found = {key: self.store.lookup(spec) for key, spec in unique.items()}
         missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
-            # disable=None: no bar when stderr is not a terminal (CI logs), unless progress=False
+            # disable=None: the bar on a terminal, a line a minute in logs; progress=False: none
             with _CostBar(missing, labels, desc,
                           disable=None if self.progress else True) as bar:
                 found.update(self._compute(missing, bar))
@@ -259,13 +261,17 @@ def unit_label(unit: Sequence[RunSpec]) -> str:
 
 class _CostBar:
     """A tqdm bar in percent of the batch's estimated cost, with 'k/n runs' and the label of the
-    last finished run as its postfix."""
+    last finished run as its postfix. ``disable=None`` (progress on, the bar where stderr is a
+    terminal) prints a plain line about every minute instead where stderr is not a terminal
+    (:mod:`empirics.progress`): a batch job's log shows the sweep advancing."""
 
     def __init__(self, specs: Sequence[RunSpec], labels: dict[str, str], desc: str,
                  disable: bool | None) -> None:
         self.total_cost = sum(s.cost_estimate() for s in specs) or 1.0
-        self.n, self.finished = len(specs), 0
+        self.n, self.finished, self.percent = len(specs), 0, 0.0
         self.labels = labels
+        self.lines = (ProgressLines(self.n, desc)
+                      if disable is None and not is_terminal(sys.stderr) else None)
         self.bar = tqdm(total=100.0, desc=desc, disable=disable, leave=False,
                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} "
                                    "[{elapsed}<{remaining}]")
@@ -275,10 +281,16 @@ class _CostBar:
         label = self.labels.get(spec.key(), spec.task.kind)
         self.bar.set_postfix_str(f"{self.finished}/{self.n} runs, last: {label} "
                                  f"seed={spec.seed}", refresh=False)
-        self.bar.update(100.0 * spec.cost_estimate() / self.total_cost)
+        step = 100.0 * spec.cost_estimate() / self.total_cost
+        self.percent += step
+        self.bar.update(step)
+        if self.lines is not None:
+            self.lines.update(self.finished, self.percent)
 
     def __enter__(self) -> _CostBar:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.bar.close()
+        if self.lines is not None:
+            self.lines.close()

@@ -266,3 +266,63 @@ def test_predict_help_lists_every_quantity_with_its_parameters(capsys):
     assert code == 0
     assert all(f"  {name} " in out for name in theory.QUANTITIES)
     assert "  snell.kappa --V VALUE --L VALUE [--distribution subset]" in out
+
+
+# one grammar for NAME=VALUE: predict's --NAME VALUE and verify's --param NAME=VALUE
+GRAMMAR = [("True", True), ("false", False), ("FALSE", False), ("3", 3), ("-4", -4),
+           ("0.5", 0.5), ("1e-3", 1e-3), ("[2, 1]", [2, 1]), ("[0.5, true]", [0.5, True]),
+           ("permutation", "permutation"), ('"3"', "3"), ("null", None)]
+
+
+@pytest.mark.parametrize(("text", "value"), GRAMMAR)
+def test_predict_arguments_and_param_values_parse_alike(text, value):
+    from attnverify.compare.cli.values import parse_assignment, parse_options, parse_value
+
+    for parsed in (parse_value(text), parse_options(["--x", text])["x"],
+                   parse_options([f"--x={text}"])["x"], parse_assignment(f"x={text}")[1]):
+        assert parsed == value and type(parsed) is type(value), (text, parsed)
+
+
+STUB_DEFAULTS = {"flag": False, "n": 3, "rate": 0.1, "sizes": (2, 1), "mode": "subset"}
+
+
+class _StubClaim:
+    """A claim with one parameter of every type, for ``verify --param`` without training."""
+
+    id = "stub.every_type"
+    overridable = ()
+
+    def params(self, profile):
+        return dict(STUB_DEFAULTS)
+
+    def checked_specs(self, params):
+        return []
+
+
+@pytest.mark.parametrize(("name", "text", "value"), [
+    ("flag", "True", True), ("flag", "false", False), ("n", "7", 7), ("rate", "0.25", 0.25),
+    ("rate", "1", 1.0), ("sizes", "[4, 3]", (4, 3)), ("mode", "permutation", "permutation")])
+def test_param_reads_predicts_grammar_then_takes_the_defaults_shape(name, text, value):
+    """``--param`` reads a value as ``predict`` does; a list becomes a tuple and an integer a
+    float only where the claim's default is one."""
+    from attnverify.compare.cli.values import parse_options
+    from attnverify.compare.cli.verify import claim_point
+    from attnverify.compare.verify import as_default_type
+
+    point = claim_point([_StubClaim()], "smoke", [f"{name}={text}"], {})[_StubClaim.id]
+    assert point == {name: value} and type(point[name]) is type(value)
+    predicted = parse_options([f"--{name}", text])[name]
+    assert point[name] == as_default_type(predicted, STUB_DEFAULTS[name])
+
+
+@pytest.mark.parametrize(("argv", "separate_query"), [
+    (["--separate_query", "False"], False), (["--separate-query=false"], False),
+    (["--separate_query", "TRUE"], True), ([], True)])
+def test_predict_reads_a_boolean_in_any_case(capsys, argv, separate_query):
+    from attnverify import theory
+
+    # D = 7: 3^3 = 27 >= 4D - 1 but < 4D + 1, so the two variants differ (3 and 4 layers)
+    code, out, _ = run(capsys, "predict", "musat.min_layers_refined", "--D", "7", *argv)
+    assert code == 0
+    assert json.loads(out)["value"] == theory.musat.min_layers_refined(7, separate_query).value
+    assert json.loads(out)["value"] == (4 if separate_query else 3)

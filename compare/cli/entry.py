@@ -1,0 +1,111 @@
+"""The entry point: parse the command line, run the subcommand, and turn what goes wrong into an
+exit code. A user error (:class:`~attnverify.compare.cli.inputs.UserError`, a damaged cache
+entry, a full disk) prints one line on stderr and exits with 2, without a traceback; Ctrl-C and
+SIGTERM stop the workers, keep the finished runs cached and exit with 130 and 143."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import NoReturn
+
+from tqdm.auto import tqdm
+
+from attnverify.compare.cli import predict
+from attnverify.compare.cli.common import DISK_ERRORS
+from attnverify.compare.cli.inputs import UserError, one_value_per_option
+from attnverify.compare.cli.parser import EXIT_USAGE, SUBCOMMANDS, build_parser
+
+COMMANDS = {module.__name__.rsplit(".", 1)[1]: module for module in SUBCOMMANDS}
+"""Subcommand name -> its module."""
+
+
+class _TqdmHandler(logging.Handler):
+    """Log lines that do not tear the progress bar."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm.write(self.format(record), file=sys.stderr)
+
+
+def _setup_logging(quiet: bool) -> None:
+    logger = logging.getLogger("attnverify")
+    logger.handlers[:] = [_TqdmHandler()]
+    logger.handlers[0].setFormatter(logging.Formatter("[%(name)s] %(message)s"))
+    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
+def _is_user_error(exc: Exception) -> bool:
+    """UserError, a damaged cache entry (without importing torch for ``predict``), or a disk
+    that refuses writes (the store's writes are atomic, so nothing half-written is left)."""
+    store = sys.modules.get("attnverify.empirics.store")
+    return (isinstance(exc, UserError)
+            or (isinstance(exc, OSError) and exc.errno in DISK_ERRORS)
+            or (store is not None and isinstance(exc, store.CorruptEntryError)))
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.errno in DISK_ERRORS:
+        where = f" {exc.filename}" if exc.filename else ""
+        return f"cannot write{where}: {exc.strerror}; free some space or choose another --cache"
+    return str(exc)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: handled like Ctrl-C, but the exit code is 143 (128 + SIGTERM)."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Inside: SIGTERM (``kill``, a batch scheduler's stop) takes the path of Ctrl-C, so the
+    executor stops its workers and the finished runs stay cached. Only the main thread can set a
+    handler; the previous one is put back on exit (tests call :func:`main` in-process)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> NoReturn:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``attnverify`` with ``argv`` (default: ``sys.argv[1:]``); the exit code."""
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    try:
+        with one_value_per_option():
+            args, extra = parser.parse_known_args(argv)
+        if extra and args.command != "predict":
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2, one line printed)
+        return int(exc.code or 0)
+    _setup_logging(getattr(args, "quiet", False))
+    try:
+        if args.command == "predict":  # its parameters are the tokens argparse left over
+            return predict.run(args, extra)
+        return COMMANDS[args.command].run(args)
+    except BrokenPipeError:  # e.g. piped into head: not an error
+        os._exit(0)
+    except KeyboardInterrupt as exc:
+        print("attnverify: interrupted; finished runs are cached, run again to resume",
+              file=sys.stderr)
+        return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    except Exception as exc:
+        if not _is_user_error(exc):
+            raise
+        print(f"attnverify: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE

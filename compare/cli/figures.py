@@ -1,0 +1,28 @@
+"""``attnverify figures``: regenerate every figure of :mod:`attnverify.paper_figures` (trains
+only the runs that are not cached)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from attnverify.compare.cli import common
+
+
+def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
+    """The ``figures`` subcommand and its options."""
+    p = sub.add_parser("figures", parents=[common_options],
+                       help="regenerate every figure (trains only what is not cached)")
+    p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
+    p.add_argument("--out", default="attnverify-figures", help="figure directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the figures into ``--out``."""
+    common.check_common_options(args)
+    out, store = common.out_and_store(args)
+    from attnverify.paper_figures import regenerate
+
+    written = regenerate(out, args.profile, store, progress=not args.quiet)
+    print(f"wrote {len(written)} files to {out.resolve()}")
+    return 0

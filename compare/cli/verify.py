@@ -1,0 +1,185 @@
+"""``attnverify verify``: evaluate the selected claims, write the report and print a verdict table;
+``--dry-run`` prints what would be trained instead (:mod:`attnverify.compare.plan`), and
+``--claim ID --param NAME=VALUE`` evaluates one claim at another point of its parameters (values
+read by :mod:`attnverify.compare.cli.values`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attnverify.compare.cli import common
+from attnverify.compare.cli.inputs import UserError, check_corpus, check_corpus_fits, check_seconds
+from attnverify.compare.cli.values import parse_assignment
+
+if TYPE_CHECKING:
+    from attnverify.compare.claim import Claim
+    from attnverify.compare.report import Report
+
+
+def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
+    """The ``verify`` subcommand and its options."""
+    p = sub.add_parser("verify", parents=[common_options],
+                       help="evaluate claims and write the report")
+    p.add_argument("--paper", help="snell, musat or bao (default: all)")
+    p.add_argument("--claim", action="append",
+                   help="a claim id (see 'attnverify claims'; repeatable)")
+    p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
+    p.add_argument("--out", default="attnverify-report", help="report directory")
+    p.add_argument("--executor", default="local",
+                   help="local (default: a process pool), dask-local (a Dask LocalCluster on "
+                        "this machine) or dask://HOST:PORT (a running Dask scheduler)")
+    p.add_argument("--workers", type=int,
+                   help="worker processes of local and dask-local (default: number of cores)")
+    common.add_device(p)
+    p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to try to reach a Dask scheduler (default: 10)")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="with --claim: evaluate the claim at this parameter value instead of "
+                        "the profile's (repeatable; values: 3, 0.5, true, [2, 1], text)")
+    p.add_argument("--corpus", metavar="DIR",
+                   help="train the Bao language models on a local WikiText-format corpus "
+                        "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as JSON on stdout instead of the verdict table: "
+                        "verdict counts per kind, each claim's id, kind, verdict and reason, "
+                        "and the report's path")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list each claim's runs, how many are cached and the estimated CPU "
+                        "time of the rest (measured from the cached runs); train nothing")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Evaluate the claims, write ``--out/report.{json,html,md}``, print the verdict table."""
+    common.check_common_options(args)
+    if not (args.executor in ("local", "dask-local") or args.executor.startswith("dask://")):
+        raise UserError(f"unknown executor {args.executor!r}; accepted: local, dask-local, "
+                        f"dask://HOST:PORT")
+    claims = common.selected(args)
+    check_seconds(args.connect_timeout, "--connect-timeout")
+    if args.dry_run:
+        return _dry_run(args, claims)
+    out, store = common.out_and_store(args, report=True)
+    overrides, points = _overrides_and_points(args, claims)
+
+    from attnverify.compare.api import build_report
+
+    with common.executor(args, store) as executor, _param_errors(points):
+        report = build_report(claims, args.profile, executor, overrides, points)
+    try:
+        paths = report.write(out)
+    except ValueError as exc:  # something else was put into --out while the claims ran
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps(summary_json(report, paths["html"].resolve()), indent=2))
+        return 0
+    print(verdict_table(report))
+    print(f"\n{report.summary()} (profile {args.profile})")
+    print(f"report: {paths['html'].resolve()}")
+    return 0
+
+
+CLAIM_WIDTH, REASON_WIDTH, THEORY_WIDTH, MEASURED_WIDTH = 44, 20, 12, 48
+"""The verdict table's column widths (characters); longer texts are cut with "…"."""
+
+
+def _cell(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters (its last one "…" when cut)."""
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def verdict_table(report: Report) -> str:
+    """The terminal's verdict table, one block per kind, in fixed-width columns."""
+    from attnverify.compare.claim import KIND_SUMMARY
+    from attnverify.compare.report_cells import fmt, measured_text
+
+    width = min(CLAIM_WIDTH, max(len(o.claim.id) for o in report.outcomes))
+    lines = []
+    for kind in report.kinds():
+        lines += [f"{KIND_SUMMARY[kind].capitalize()}:",
+                  f"  {'claim':<{width}}  {'verdict':<12}  {'reason':<{REASON_WIDTH}}  "
+                  f"{'theory':>{THEORY_WIDTH}}  measured [95% CI]"]
+        for o in (o for o in report.outcomes if o.claim.kind == kind):
+            a = o.assessment
+            lines.append(f"  {_cell(o.claim.id, width):<{width}}  {a.verdict!s:<12}  "
+                         f"{_cell(str(a.reason), REASON_WIDTH):<{REASON_WIDTH}}  "
+                         f"{_cell(fmt(a.theory), THEORY_WIDTH):>{THEORY_WIDTH}}  "
+                         f"{_cell(measured_text(a.empirical), MEASURED_WIDTH)}")
+    return "\n".join(lines)
+
+
+def summary_json(report: Report, html: Path) -> dict[str, Any]:
+    """What ``verify --json`` prints: the profile, verdict counts per kind, each claim's id,
+    kind, verdict and reason, and the path of ``report.html``."""
+    return {"profile": report.profile,
+            "summary": {str(kind): report.counts(kind) for kind in report.kinds()},
+            "claims": [{"id": o.claim.id, "kind": str(o.claim.kind),
+                        "verdict": str(o.assessment.verdict),
+                        "reason": str(o.assessment.reason)} for o in report.outcomes],
+            "report": str(html)}
+
+
+def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
+    """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
+    trained or written (:mod:`compare.plan`)."""
+    from attnverify.compare.plan import measured_rates, plan, plan_table
+    from attnverify.empirics import LocalExecutor
+
+    store = common.store(args)
+    overrides, points = _overrides_and_points(args, claims)
+    executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
+    with _param_errors(points):
+        plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
+    print(plan_table(plans, measured_rates(store), executor.workers))
+    print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
+          f"trained or written)")
+    return 0
+
+
+@contextmanager
+def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
+    """Inside: a claim's own computation rejecting a ``--param`` value (e.g. D = 0) is a user
+    error; without ``--param`` such an error is a bug and propagates."""
+    try:
+        yield
+    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as exc:
+        if not points:
+            raise
+        raise UserError(f"--param: {exc}") from None
+
+
+def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Claim]
+                          ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """``--corpus`` as an override of the claims that take it, ``--param`` as a point."""
+    overrides = {}
+    if args.corpus is not None:
+        overrides["corpus"] = check_corpus(args.corpus)
+    points = claim_point(claims, args.profile, args.param, overrides)
+    check_corpus_fits(claims, args.profile, overrides, points)
+    return overrides, points
+
+
+def claim_point(claims: Sequence[Claim], profile: str, items: Sequence[str] | None,
+                overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``--param NAME=VALUE`` items as parameters of the one selected claim (each value read by
+    :func:`~attnverify.compare.cli.values.parse_value`, then shaped like the profile's value),
+    checked by ``Claim.checked_specs`` (the claim's checks, then a RunSpec rejects a bad size)
+    before anything is trained or written."""
+    if not items:
+        return {}
+    if len(claims) != 1:
+        raise UserError("--param needs --claim ID: parameters belong to one claim "
+                        "(see 'attnverify claims --json' for each claim's parameters)")
+    claim = claims[0]
+    values = dict(parse_assignment(item) for item in items)
+    from attnverify.compare.verify import checked_point
+
+    if unknown := [name for name in values if name not in claim.params(profile)]:
+        raise UserError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
+                        f"{', '.join(claim.params(profile))}")
+    with _param_errors({claim.id: values}):
+        return {claim.id: checked_point(claim, profile, values, overrides)}
