@@ -64,8 +64,10 @@ class ProgressLines:
     def line(self) -> str:
         with self._lock:
             finished, percent = self.finished, self.percent
-        return (f"{self.desc}: {finished}/{self.n} runs done, {min(percent, 100.0):.0f}% of the "
-                f"estimated cost, elapsed {elapsed_text(time.monotonic() - self.start)}")
+        # the cost is an estimate: never claim 100% while runs remain
+        shown = min(percent, 100.0 if finished >= self.n else 99.0)
+        return (f"{self.desc}: {finished}/{self.n} runs done, {shown:.0f}% of the estimated "
+                f"cost, elapsed {elapsed_text(time.monotonic() - self.start)}")
 
     def _print(self) -> None:
         self.printed += 1

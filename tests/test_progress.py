@@ -80,3 +80,14 @@ def test_a_terminal_keeps_the_bar_and_quiet_prints_nothing(monkeypatch):
     monkeypatch.setattr(executor, "is_terminal", lambda stream: False)
     with executor._CostBar(_specs(), {}, "training", disable=True) as bar:  # --quiet
         assert bar.lines is None
+
+
+def test_the_line_never_says_100_percent_while_runs_remain():
+    """The cost is an estimate: runs the estimate undervalues can remain at its 100%."""
+    stream = io.StringIO()
+    lines = ProgressLines(10, "training", stream=stream, interval_s=60)
+    lines.update(6, 100.0)
+    assert "6/10 runs done, 99% of the estimated cost" in lines.line()
+    lines.update(10, 100.0)
+    assert "10/10 runs done, 100% of the estimated cost" in lines.line()
+    lines.close()
