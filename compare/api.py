@@ -19,7 +19,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnverify.compare.claim import PROFILES, Claim
+from attnverify.compare.claim import Claim, check_profile
 from attnverify.compare.report_view import VerifyReport
 from attnverify.compare.script_guard import guard_message, reimported_main, unguarded_call
 
@@ -32,11 +32,9 @@ def select_claims(claims: str | Sequence[str] | None = None,
                   paper: str | None = None) -> list[Claim]:
     """The claims named (one id or several; every claim of ``paper``, or every claim, when
     none is), in report order. ValueError naming the accepted values otherwise."""
-    from attnverify.compare.registry import select
+    from attnverify.compare.registry import select_many
 
-    ids = [claims] if isinstance(claims, str) else list(claims or [])
-    named = {c.id for claim_id in ids or [None] for c in select(paper, claim_id)}
-    selected = [c for c in select(paper) if c.id in named]
+    selected = select_many([claims] if isinstance(claims, str) else list(claims or []), paper)
     if not selected:
         raise ValueError(f"no claims for paper {paper!r} yet")
     return selected
@@ -118,8 +116,7 @@ def verify(claims: str | Sequence[str] | None = None, *, paper: str | None = Non
     from attnverify.empirics import LocalExecutor
     from attnverify.empirics.executor import ExecutorSetupError, check_device
 
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+    check_profile(profile)
     check_workers(workers)
     try:
         check_device(device)

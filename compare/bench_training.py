@@ -96,7 +96,6 @@ def op_profile(spec: RunSpec, steps: int = 2, top: int = 5) -> list[dict[str, An
 
 
 def _train_unit(unit: list[dict[str, Any]]) -> float:
-    from attnverify.empirics import RunSpec
     from attnverify.empirics.train import train_group
 
     start = time.perf_counter()
@@ -138,7 +137,6 @@ def verify_way_seed_steps_per_s(spec: RunSpec, steps: tuple[int, int],
 
 
 def _train_peak_rss_mb(unit: list[dict[str, Any]]) -> float:
-    from attnverify.empirics import RunSpec
     from attnverify.empirics.executor import one_thread
     from attnverify.empirics.train import train_group
 

@@ -26,6 +26,12 @@ if TYPE_CHECKING:
 PROFILES = ("smoke", "quick", "full")
 
 
+def check_profile(profile: str) -> None:
+    """ValueError naming the accepted profiles unless ``profile`` is one of them."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+
+
 class Verdict(StrEnum):
     CONFIRMED = "confirmed"
     REFUTED = "refuted"
@@ -148,8 +154,7 @@ class Claim(ABC):
         return dict(point)
 
     def params(self, profile: str) -> dict[str, Any]:
-        if profile not in self.defaults:
-            raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+        check_profile(profile)
         return dict(self.defaults[profile])
 
     def check_params(self, params: dict[str, Any]) -> None:

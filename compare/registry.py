@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from importlib.metadata import entry_points
 
 from attnverify.compare.claim import Claim, ClaimKind
@@ -98,6 +99,13 @@ def load_plugins() -> list[str]:
             continue
         loaded.append(entry.name)
     return loaded
+
+
+def select_many(claim_ids: Sequence[str] = (), paper: str | None = None) -> list[Claim]:
+    """The claims named in ``claim_ids`` (every claim of ``paper``, or every claim, when none
+    is), in report order; ValueError for an unknown id or paper (empty when none matches)."""
+    named = {c.id for claim_id in claim_ids or [None] for c in select(paper, claim_id)}
+    return [c for c in select(paper) if c.id in named]
 
 
 def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]:

@@ -4,6 +4,8 @@ report.md, report.html and the CLI table)."""
 
 from __future__ import annotations
 
+import base64
+import html
 import math
 from typing import Any
 
@@ -147,3 +149,11 @@ def protocol_items(record: dict[str, Any]) -> list[tuple[str, str]]:
     if p["weaknesses"]:
         items.append(("Known weaknesses", "; ".join(p["weaknesses"])))
     return items
+
+
+def figure_html(caption: str, png: bytes) -> str:
+    """A figure embedded in HTML (a self-contained page or a notebook cell), with its caption
+    as alt text and figcaption."""
+    text = html.escape(caption)
+    return (f"<figure><img alt='{text}' src='data:image/png;base64,"
+            f"{base64.b64encode(png).decode()}'><figcaption>{text}</figcaption></figure>")

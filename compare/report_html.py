@@ -10,13 +10,13 @@ base64 PNG, captioned with what they show.
 
 from __future__ import annotations
 
-import base64
 import html
 from typing import Any
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
 from attnverify.compare.report import Report, _by_kind, _md_bold_to_html, _seeds_text, badge
 from attnverify.compare.report_cells import (
+    figure_html,
     fmt,
     full_text,
     measured_text,
@@ -183,10 +183,7 @@ def _tolerance(tolerance: dict[str, Any]) -> str:
 
 def _claim_section(r: dict[str, Any], figures: list[FigurePng]) -> str:
     e = html.escape
-    imgs = "".join(
-        f"<figure><img alt='{e(caption)}' src='data:image/png;base64,"
-        f"{base64.b64encode(png).decode()}'><figcaption>{e(caption)}</figcaption></figure>"
-        for _, png, caption in figures)
+    imgs = "".join(figure_html(caption, png) for _, png, caption in figures)
     scale = f"<p class='scale'>Scale: {e(r['scale_note'])}.</p>" if r["scale_note"] else ""
     full = (f"<p class='scale'>At full, from stored runs: {e(full_text(r))}. "
             f"{e(r['at_full']['explanation'])}</p>" if r["at_full"] else "")

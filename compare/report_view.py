@@ -13,7 +13,6 @@ table in a notebook (``_repr_html_``), with a claim's figures inline.
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import json
@@ -32,7 +31,7 @@ from attnverify.compare.report import (
     json_text,
     summary_text,
 )
-from attnverify.compare.report_cells import fmt, measured_text, tolerance_text
+from attnverify.compare.report_cells import figure_html, fmt, measured_text, tolerance_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,19 +104,18 @@ class Outcome:
         table = "".join(f"<tr><th style='text-align:left'>{e(k)}</th><td style='text-align:"
                         f"left'>{e(v)}</td></tr>" for k, v in rows)
         captions = [figure_caption(fig, self.statement) for fig in self.figures.values()]
-        images = "".join(f"<figure><img alt='{e(caption)}' src='data:image/png;base64,"
-                         f"{_png(fig)}'><figcaption>{e(caption)}</figcaption></figure>"
+        images = "".join(figure_html(caption, _png(fig))
                          for caption, fig in zip(captions, self.figures.values(), strict=True))
         return (f"<div><h4><code>{e(self.id)}</code> {badge(str(self.verdict))}</h4>"
                 f"<blockquote>{e(self.statement)}</blockquote><table>{table}</table>"
                 f"<p>{e(self.explanation)}</p>{images}</div>")
 
 
-def _png(fig: Figure) -> str:
-    """A figure as base64 PNG, at the report's resolution."""
+def _png(fig: Figure) -> bytes:
+    """A figure as PNG bytes, at the report's resolution."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=FIGURE_DPI)
-    return base64.b64encode(buffer.getvalue()).decode()
+    return buffer.getvalue()
 
 
 @dataclass(frozen=True)

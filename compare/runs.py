@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnverify.compare.claim import PROFILES
+from attnverify.compare.claim import PROFILES, check_profile
 from attnverify.empirics import RunResult, RunStore
 from attnverify.empirics.store import CorruptEntryError
 
@@ -142,15 +142,14 @@ def frame(cache: str | Path | RunStore | None = None, *,
     or several) or the claims of ``paper`` read at ``profile`` (default: every profile); with
     none of the three, every stored run. ``keys`` keeps only these runs. ValueError naming the
     accepted values for an unknown claim, paper or profile, or naming a key not stored."""
-    from attnverify.compare.registry import select
+    from attnverify.compare.registry import select_many
 
     store = store_of(cache)
-    if profile is not None and profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+    if profile is not None:
+        check_profile(profile)
     ids = [claim] if isinstance(claim, str) else list(claim or [])
     selecting = bool(ids) or paper is not None or profile is not None
-    named = {c.id for claim_id in ids or [None] for c in select(paper, claim_id)}
-    claims = [c for c in select(paper) if c.id in named]
+    claims = select_many(ids, paper)
     labels = labels_of(store, claims, [profile] if profile else PROFILES)
     unlabelled = [] if selecting else [key for key in store.keys()  # noqa: SIM118 (a store)
                                        if key not in labels]

@@ -48,10 +48,12 @@ def store(args: argparse.Namespace) -> RunStore:
 def check_common_options(args: argparse.Namespace) -> None:
     """--profile, and --workers and --device where the command has them, before anything is
     written."""
-    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.claim import check_profile
 
-    if args.profile not in PROFILES:
-        raise UserError(f"unknown profile {args.profile!r}; accepted: {', '.join(PROFILES)}")
+    try:
+        check_profile(args.profile)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     if getattr(args, "workers", None) is not None and args.workers > MAX_WORKERS:
@@ -99,11 +101,10 @@ def executor(args: argparse.Namespace, run_store: RunStore) -> Executor:
 def selected(args: argparse.Namespace) -> list[Claim]:
     """The claims ``--paper`` and ``--claim`` select (all without either; ``--claim`` may be
     repeated: every claim named, in the registry's order)."""
-    from attnverify.compare.registry import select
+    from attnverify.compare.registry import select_many
 
     try:
-        named = {c.id for claim_id in args.claim or [None] for c in select(args.paper, claim_id)}
-        claims = [c for c in select(args.paper) if c.id in named]
+        claims = select_many(args.claim or [], args.paper)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if not claims:

@@ -125,12 +125,14 @@ def _verify_keys(args: argparse.Namespace, store: RunStore) -> tuple[list[str], 
     """``runs pack --paper/--claim/--profile``: the stored keys of the runs ``verify`` with
     these options reads (its ``--dry-run`` plan: a staged claim's stages replayed from the
     store) and a line saying so, and what of it is not stored yet."""
-    from attnverify.compare.claim import PROFILES
+    from attnverify.compare.claim import check_profile
     from attnverify.compare.plan import plan
 
     profile = args.profile or "quick"
-    if profile not in PROFILES:
-        raise UserError(f"unknown profile {profile!r}; accepted: {', '.join(PROFILES)}")
+    try:
+        check_profile(profile)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     plans = plan(common.selected(args), profile, store)
     named = list(dict.fromkeys(key for p in plans for key in p.keys))
     stored = [key for key in named if store.has(key)]

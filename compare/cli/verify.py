@@ -178,8 +178,9 @@ def claim_point(claims: Sequence[Claim], profile: str, items: Sequence[str] | No
     values = dict(parse_assignment(item) for item in items)
     from attnverify.compare.verify import checked_point
 
-    if unknown := [name for name in values if name not in claim.params(profile)]:
+    defaults = claim.params(profile)
+    if unknown := [name for name in values if name not in defaults]:  # without the prefix
         raise UserError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
-                        f"{', '.join(claim.params(profile))}")
+                        f"{', '.join(defaults)}")
     with _param_errors({claim.id: values}):
         return {claim.id: checked_point(claim, profile, values, overrides)}

@@ -66,7 +66,9 @@ def assert_claim_holds(claim_id: str, profile: str = "smoke",
     from attnverify.compare.claim import Verdict
     from attnverify.compare.falsify import verify_command
     from attnverify.compare.registry import select
+    from attnverify.compare.runs import store_of
     from attnverify.compare.verify import evaluate, plan_params
+    from attnverify.empirics import Executor, LocalExecutor
 
     claim = select(claim_id=claim_id)[0]
     params = claim.params(profile)  # ValueError for an unknown profile
@@ -74,7 +76,11 @@ def assert_claim_holds(claim_id: str, profile: str = "smoke",
     if point:
         overrides = claim.point_params(_full_point(claim_id, claim.space, point))
         params = plan_params(claim, profile, point=overrides)
-    outcome = evaluate(claim, profile, _executor(cache), params)
+    if isinstance(cache, Executor):
+        outcome = evaluate(claim, profile, cache, params)
+    else:  # one worker, no progress bar: a test's output stays clean
+        with LocalExecutor(store_of(cache), workers=1, progress=False) as executor:
+            outcome = evaluate(claim, profile, executor, params)
     a = outcome.assessment
     if a.verdict != Verdict.CONFIRMED:
         where = (", ".join(f"{k} = {v!r}" for k, v in point.items()) if point
@@ -106,13 +112,3 @@ def _full_point(claim_id: str, space: dict[str, Any], point: dict[str, Any]) -> 
                              f"{dim.describe()}")
         full[name] = next((v for v in dim.values if v == value), value)
     return full
-
-
-def _executor(cache: str | Path | RunStore | Executor | None) -> Executor:
-    """An executor over ``cache`` (one worker, no progress bar: a test's output stays clean)."""
-    from attnverify.empirics import Executor, LocalExecutor, RunStore
-
-    if isinstance(cache, Executor):
-        return cache
-    store = cache if isinstance(cache, RunStore) else RunStore(cache)
-    return LocalExecutor(store, workers=1, progress=False)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from attnverify.compare.memo import memo
+from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z
 from attnverify.empirics import (
     ScoreSample,
@@ -36,6 +37,11 @@ MONTE_CARLO: dict[str, dict[str, Any]] = {
 
 FAMILY_ALPHA = 1e-3
 """Family-wise false-alarm rate of every z-test family (Bonferroni over positions and points)."""
+
+WIDTH = Dimension("width d of the query-key matrix", values=(64, 32, 16, 128))
+"""The widths the regime claims are searched over (the default first)."""
+EIG_MEAN = Dimension("mean m of the W_QK eigenspectrum", values=(0.1, 0.2, 0.05, -0.1, 0.3))
+"""The eigen-means the fixed-mean claims are searched over (the default first)."""
 
 
 def qk_matrix(d: int, eig_mean: float, eig_std: float, seed: int,

@@ -21,7 +21,15 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.bao.common import MONTE_CARLO, TOKEN_MODEL, scores_at
+from attnverify.compare.claims.bao.common import (
+    EIG_MEAN,
+    FAMILY_ALPHA,
+    MONTE_CARLO,
+    TOKEN_MODEL,
+    WIDTH,
+    scores_at,
+    z_bound,
+)
 from attnverify.compare.claims.bao.protocols import (
     ENTROPY_MONOTONE_IN_MEAN,
     ENTROPY_MONOTONE_IN_VARIANCE,
@@ -29,10 +37,8 @@ from attnverify.compare.claims.bao.protocols import (
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import bonferroni_z, mean_and_se, normal_ci
+from attnverify.compare.stats import mean_and_se, normal_ci
 from attnverify.empirics import RunResult
-
-FAMILY_ALPHA = 1e-3
 
 
 class EntropyMonotone(Claim):
@@ -57,7 +63,7 @@ class EntropyMonotone(Claim):
         entropy = {p: scores_at(d, T, p[0], p[1], params)[1].entropy
                    for chain in chains for p in chain}
         n_steps = sum(len(c) - 1 for c in chains)
-        z = bonferroni_z(n_steps, FAMILY_ALPHA)
+        z = z_bound(n_steps)
         rises, totals, rows = [], [], []
         for chain in chains:
             for a, b in itertools.pairwise(chain):
@@ -138,9 +144,8 @@ class EntropyMonotoneInVariance(EntropyMonotone):
     statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
                  "(common random numbers).")
     space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
-        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
-                              values=(0.1, 0.2, 0.05, -0.1, 0.3)),
+        "d": WIDTH,
+        "eig_mean": EIG_MEAN,
     }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "eig_mean": 0.1,
@@ -168,7 +173,7 @@ class EntropyMonotoneInMean(EntropyMonotone):
     statement = ("Softmax attention entropy does not rise as |eigen-mean| grows at fixed "
                  "eigen-variance, for either sign of the mean (common random numbers).")
     space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
+        "d": WIDTH,
         "eig_std": Dimension("std sigma of the W_QK eigenspectrum",
                              values=(0.1, 0.0, 0.05, 0.3, 1.0)),
     }

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.bao.common import MC_VERSION, qk_matrix
+from attnverify.compare.claims.bao.common import MC_VERSION, WIDTH, qk_matrix
 from attnverify.compare.claims.bao.protocols import RANK_COLLAPSE_AT_UNIFORM
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
@@ -44,7 +44,7 @@ class RankCollapseAtUniform(Claim):
     statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
                  "regime does not.")
     space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
+        "d": WIDTH,
     }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "localized": (0.1, 0.01), "n_samples": n, "seed": 0,

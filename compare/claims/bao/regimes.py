@@ -16,8 +16,10 @@ from scipy.special import erf
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import (
+    EIG_MEAN,
     MONTE_CARLO,
     TOKEN_MODEL,
+    WIDTH,
     scores_at,
 )
 from attnverify.compare.claims.bao.protocols import (
@@ -134,9 +136,8 @@ class LargeVarianceVanishes(Claim):
     statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
                  "plateau side).")
     space: ClassVar[dict[str, Dimension]] = {
-        "d": Dimension("width d of the query-key matrix", values=(64, 32, 16, 128)),
-        "eig_mean": Dimension("mean m of the W_QK eigenspectrum",
-                              values=(0.1, 0.2, 0.05, -0.1, 0.3)),
+        "d": WIDTH,
+        "eig_mean": EIG_MEAN,
     }
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         p: {"d": 64, "T": 128, "eig_mean": 0.1, "stds": (0.5, 1.0, 2.0, 4.0, 8.0, 16.0),

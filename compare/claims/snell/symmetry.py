@@ -24,12 +24,12 @@ import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import DECISION_SEEDS
-from attnverify.compare.claims.snell.toys import escape_budget
+from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import rank_trend_test
-from attnverify.empirics import SGD, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
+from attnverify.empirics import RunResult, RunSpec
 
 ALPHA = 0.025
 MARGIN = 0.25
@@ -117,12 +117,8 @@ class InitScaleBreaksSymmetry(Claim):
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         steps = self.budget(params)
-        return [RunSpec(task=CopyTask(dist, vocab, params["L"]),
-                        model=FreeAttentionToyConfig(init_std_ktiw=sigma,
-                                                     init_std_attention=sigma),
-                        optimizer=SGD(lr=params["lr"]), steps=steps, batch_size=64,
-                        eval_every=max(1, steps // 100), eval_size=256, dtype="float64",
-                        seed=DECISION_SEEDS + i)
+        return [free_toy_spec(dist, vocab, params["L"], steps, params["lr"], DECISION_SEEDS + i,
+                              evaluations=100, init_std=sigma)
                 for dist, vocab in (("permutation", params["L"]), ("subset", params["subset_V"]))
                 for sigma in params["sigmas"] for i in range(params["seeds"])]
 

@@ -219,6 +219,18 @@ def escape_budget(length: int, vocab: int, lr: float, factor: float = ESCAPE_FAC
     return max(1, math.ceil(factor * length / (lr * kappa)))
 
 
+def free_toy_spec(distribution: str, vocab: int, length: int, steps: int, lr: float,
+                  seed: int, evaluations: int, init_std: float = 0.0) -> RunSpec:
+    """A float64 SGD run of the free-attention toy (§4.6), B and Q drawn with standard
+    deviation ``init_std`` (0: exactly zero), evaluated about ``evaluations`` times."""
+    return RunSpec(task=CopyTask(distribution, vocab, length),
+                   model=FreeAttentionToyConfig(init_std_ktiw=init_std,
+                                                init_std_attention=init_std),
+                   optimizer=SGD(lr=lr), steps=steps, batch_size=64,
+                   eval_every=max(1, steps // evaluations), eval_size=256, dtype="float64",
+                   seed=seed)
+
+
 PERMUTATION_SADDLE_PROTOCOL = replace(
     derivation_protocol(
         endpoint="the free-attention toy on permutations from B = Q = 0: loss exactly log V, "
@@ -317,10 +329,8 @@ class PermutationSaddle(Claim):
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         steps = self.budget(params)
-        return [RunSpec(task=CopyTask(dist, vocab, params["L"]), model=FreeAttentionToyConfig(),
-                        optimizer=SGD(lr=params["lr"]), steps=steps, batch_size=64,
-                        eval_every=max(1, steps // 20), eval_size=256,
-                        dtype="float64", seed=SADDLE_DECISION_SEEDS + i)
+        return [free_toy_spec(dist, vocab, params["L"], steps, params["lr"],
+                              SADDLE_DECISION_SEEDS + i, evaluations=20)
                 for dist, vocab in (("permutation", params["L"]), ("subset", params["subset_V"]))
                 for i in range(params["seeds"])]
 
