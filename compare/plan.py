@@ -4,7 +4,8 @@ Per claim: its first-stage runs (``Claim.specs`` at the profile's parameters), h
 the run store, and an estimate of the CPU time of the missing ones. The estimate is measured,
 not modelled: a missing run's ``cost_estimate`` times the seconds per unit of cost measured on
 the stored runs of its model family whose cost is nearest to its own (the median over the runs
-of that cost). A family with no stored run gets no estimate; a run more than
+of that cost). A family with no stored run is timed from :data:`REFERENCE_RATES`, speeds
+measured on a 2-core laptop-class CPU (a family without one gets no estimate); a run more than
 :data:`EXTRAPOLATION` times away in cost from every stored run of its family is flagged
 (larger models usually use the CPU better, so such an estimate is rather an upper bound).
 A claim whose runs would train no step where its profile's runs train (``--param steps=0``)
@@ -19,6 +20,7 @@ where it is).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -74,11 +76,19 @@ def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
             for kind, by_cost in rates.items()}
 
 
+REFERENCE_RATES: dict[str, float] = {}
+"""Model kind -> seconds per unit of ``RunSpec.cost_estimate`` on one core of a 2-core x86-64
+laptop-class CPU: the median over the runs of a cold ``verify --profile quick`` (both cores
+training). Used for a family the store has no run of."""
+
+
 @dataclass
 class Estimate:
     seconds: float = 0.0
     unknown: int = 0
-    """Runs of a family with no stored run."""
+    """Runs of a family with no stored run and no reference speed."""
+    reference: int = 0
+    """Runs timed from :data:`REFERENCE_RATES` (no stored run of their family)."""
     extrapolated: float = 1.0
     """The largest factor between a run's cost and the nearest stored cost of its family."""
 
@@ -86,6 +96,8 @@ class Estimate:
         out = duration(self.seconds)
         if self.extrapolated > EXTRAPOLATION:
             out = f"<= {out} (from runs {self.extrapolated:.0f}x cheaper)"
+        if self.reference:
+            out += f" ({self.reference} runs timed from reference speeds)"
         return out + (f" + {self.unknown} runs without estimate" if self.unknown else "")
 
 
@@ -94,10 +106,14 @@ def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]]) -> 
     out = Estimate()
     for spec in specs:
         by_cost = rates.get(spec.model.kind)
-        if not by_cost:
-            out.unknown += 1
-            continue
         cost = spec.cost_estimate()
+        if not by_cost:
+            if spec.model.kind in REFERENCE_RATES:
+                out.seconds += cost * REFERENCE_RATES[spec.model.kind]
+                out.reference += 1
+            else:
+                out.unknown += 1
+            continue
         nearest = min(by_cost, key=lambda c: abs(math.log(c / cost)))
         out.seconds += cost * by_cost[nearest]
         out.extrapolated = max(out.extrapolated, cost / nearest, nearest / cost)
@@ -190,7 +206,7 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
                          f"from the store" + (f" ({p.note})" if p.note else ""))
     missing = list({s.key(): s for p in plans for s in p.missing}.values())
     total = estimate(missing, rates)
-    wall = Estimate(total.seconds / workers, total.unknown, total.extrapolated)
+    wall = dataclasses.replace(total, seconds=total.seconds / workers)
     lines.append(f"\n{len(missing)} distinct runs to train: CPU time {total.text()}; on "
                  f"{workers} worker(s) {wall.text()}")
     if total.extrapolated > EXTRAPOLATION:

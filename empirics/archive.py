@@ -34,12 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-
 from attnverify.empirics.legacy_keys import migrated
 from attnverify.empirics.output_paths import check_output_file
-from attnverify.empirics.result import RunResult
-from attnverify.empirics.store import ENTRY_FILES, KEY_PATTERN, CorruptEntryError, RunStore
+from attnverify.empirics.spec import RunSpec
+from attnverify.empirics.store import (
+    ENTRY_FILES,
+    KEY_PATTERN,
+    CorruptEntryError,
+    RunStore,
+    result_of,
+)
 
 MEMBER = re.compile(rf"runs/([0-9a-f]{{2}})/({KEY_PATTERN.pattern})/"
                     rf"({'|'.join(map(re.escape, ENTRY_FILES))})")
@@ -73,11 +77,11 @@ class Unpacked:
     ``imported`` too)."""
 
 
-def is_current(key: str, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
-    """Whether this code reads a sound entry as the run its key names."""
+def is_current(key: str, meta: dict[str, Any]) -> bool:
+    """Whether this code names an entry's spec by its key (else the entry is stale)."""
     try:
-        return RunResult.from_parts(meta, arrays).spec.key() == key
-    except (ValueError, KeyError, TypeError):  # a spec or result of other code
+        return RunSpec.from_dict(meta["spec"]).key() == key
+    except (ValueError, KeyError, TypeError):  # a spec of other code
         return False
 
 
@@ -99,9 +103,10 @@ def pack(store: RunStore, path: Path | str, keys: Iterable[str] | None = None) -
                     if keys is None:
                         continue  # removed since the listing
                     raise
-                if not is_current(key, meta, arrays):
+                if not is_current(key, meta):
                     stale += 1
                     continue
+                result_of(store.root / key, meta, arrays)  # a run of its spec, or damage
                 for name in ENTRY_FILES:
                     info = tarfile.TarInfo(f"runs/{key[:2]}/{key}/{name}")
                     info.size, info.mode, info.mtime = len(files[name]), 0o644, int(time.time())
@@ -196,18 +201,20 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
             present = stale = 0
             for key, members in entries.items():  # first pass: check every entry
                 files = _read(tar, members, path)
+                target, new_meta = key, None
                 try:
                     meta, arrays = store.check_files(path / key, files)
+                    if not is_current(key, meta):
+                        legacy = migrated(key, meta)
+                        if legacy is None or not is_current(legacy[0], legacy[1]):
+                            stale += 1
+                            continue
+                        target, new_meta = legacy[0], json.dumps(legacy[1], indent=1).encode()
+                        meta = legacy[1]
+                    result_of(path / key, meta, arrays)  # a run of its spec, or damage
                 except CorruptEntryError as exc:
                     raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing "
                                      f"was imported") from None
-                target, new_meta = key, None
-                if not is_current(key, meta, arrays):
-                    legacy = migrated(key, meta)
-                    if legacy is None or not is_current(legacy[0], legacy[1], arrays):
-                        stale += 1
-                        continue
-                    target, new_meta = legacy[0], json.dumps(legacy[1], indent=1).encode()
                 if store.has(target) or target in wanted:  # stored, or in the archive twice
                     present += 1                            # (under its old and new key)
                 else:

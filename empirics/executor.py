@@ -9,8 +9,9 @@ trains seed-batched (:func:`empirics.train.train_group`).
 :class:`LocalExecutor` trains the missing runs one per worker process with
 ``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops; ARCHITECTURE.md,
 "Performance conventions"). Its workers publish their results to the store themselves, so every
-finished run survives an interruption. The in-process path uses one thread too, so both paths
-give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
+finished run survives an interruption, and a worker that dies (the out-of-memory killer) is
+replaced and its unit retried (:mod:`empirics.worker_pool`). The in-process path uses one
+thread too, so both paths give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import multiprocessing
 import os
 import sys
-import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any
 
 import torch
 from tqdm.auto import tqdm
@@ -36,18 +32,17 @@ from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import DEVICES, RunSpec
 from attnverify.empirics.store import RunStore
 from attnverify.empirics.train import batched_by_default, seed_group_key, train_group
-from attnverify.empirics.versions import source_fingerprint
+from attnverify.empirics.worker_pool import (  # noqa: F401 (re-exported)
+    PARENT_POLL_S,
+    CodeMismatchError,
+    WorkerPool,
+    one_thread,
+)
 
 
 class ExecutorSetupError(Exception):
     """An executor cannot start for a reason its user can fix (a missing optional dependency,
     an unreachable scheduler, a malformed address): the CLI reports it in one line."""
-
-
-class CodeMismatchError(RuntimeError):
-    """A worker loaded other ``empirics`` sources than this process (edited mid-sweep, or
-    another install on a remote worker): it trains nothing, since its runs would be stored
-    under keys that this process's code names (keys carry declared versions, not sources)."""
 
 
 def worker_count(workers: int | None) -> int:
@@ -93,31 +88,6 @@ def work_units(specs: Sequence[RunSpec], workers: int) -> list[list[RunSpec]]:
         bounds = [round(i * n / chunks) for i in range(chunks + 1)]
         units += [group[a:b] for a, b in itertools.pairwise(bounds)]
     return sorted(units, key=lambda unit: sum(s.cost_estimate() for s in unit), reverse=True)
-
-
-def one_thread() -> None:
-    """Every worker trains with one torch thread: results equal the in-process path's."""
-    torch.set_num_threads(1)
-
-
-PARENT_POLL_S = 1.0
-"""How often a pool worker checks that the process that started it is still alive."""
-
-
-def _init_pool_worker(parent: int) -> None:
-    """A local pool worker: one torch thread, the fingerprint of the sources it loaded, and
-    exit when ``parent`` (the ``verify`` process) is gone. A parent killed without a chance to
-    stop its pool (SIGKILL, a crash) would otherwise leave its workers training runs nobody
-    waits for (the run being trained is lost; every finished one is already in the store)."""
-    one_thread()
-    source_fingerprint()  # fixed now, as the modules were just imported
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 class Executor(ABC):
@@ -178,21 +148,6 @@ class Executor(ABC):
         self.close()
 
 
-def _train_and_store(unit: list[dict[str, Any]], store_root: str,
-                     fingerprint: str) -> list[str]:
-    """A pool worker's task: refuse (CodeMismatchError) when its sources differ from the
-    parent's, else train the unit and store each result; returns the keys stored."""
-    if source_fingerprint() != fingerprint:
-        raise CodeMismatchError("the empirics code changed while the sweep ran (a worker "
-                                "loaded other sources than the verify process); run again")
-    store = RunStore(store_root)
-    keys = []
-    for result in train_group([RunSpec.from_dict(data) for data in unit]):
-        store.put(result)
-        keys.append(result.key)
-    return keys
-
-
 class LocalExecutor(Executor):
     """Runs specs on up to ``workers`` processes (default: the number of cores)."""
 
@@ -200,6 +155,9 @@ class LocalExecutor(Executor):
                  device: str | None = None) -> None:
         super().__init__(store, progress, device)
         self.workers = worker_count(workers)
+        self.pool: WorkerPool | None = None
+        """The worker processes of the last sweep that needed more than one
+        (:mod:`empirics.worker_pool`: a dead worker is replaced and its unit retried)."""
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
         units = work_units(missing, self.workers)
@@ -211,45 +169,15 @@ class LocalExecutor(Executor):
                     self.store.put(result)
                     bar.done(spec)
             return results
-        self._run_pool(units, bar)
-        return {spec.key(): self.store.get(spec.key()) for spec in missing}  # type: ignore[misc]
+        results = {}
 
-    def _run_pool(self, units: list[list[RunSpec]], bar: _CostBar) -> None:
-        context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
-        n_proc = min(self.workers, len(units))
-        ours = set(multiprocessing.active_children())
-        with ProcessPoolExecutor(n_proc, mp_context=context, initializer=_init_pool_worker,
-                                 initargs=(os.getpid(),)) as pool:
-            try:
-                futures = {pool.submit(_train_and_store, [s.to_dict() for s in unit],
-                                       str(self.store.root), source_fingerprint()): unit
-                           for unit in units}
-                self._collect(futures, bar)
-            except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through the CLI: stop the workers
-                for worker in set(multiprocessing.active_children()) - ours:
-                    worker.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        def done(spec: RunSpec, result: RunResult) -> None:
+            results[spec.key()] = result
+            bar.done(spec)
 
-    @staticmethod
-    def _collect(futures: dict[Future, list[RunSpec]], bar: _CostBar) -> None:
-        """Advance ``bar`` as units finish; on a failed unit, cancel the units not started
-        (the running ones finish and are stored) and raise."""
-        for future in as_completed(futures):
-            unit = futures[future]
-            error = future.exception()
-            if error is None and future.result() == [s.key() for s in unit]:
-                for done in unit:
-                    bar.done(done)
-                continue
-            for other in futures:
-                other.cancel()
-            if isinstance(error, OSError | CodeMismatchError):  # e.g. a full disk
-                raise error
-            if error is not None:
-                raise RuntimeError(f"{unit_label(unit)} failed: {error}") from error
-            raise CodeMismatchError("the empirics code changed while the sweep ran (a "
-                                    "worker computed a different run key); run again")
+        self.pool = WorkerPool(self.workers, self.store, unit_label)
+        self.pool.run(units, done)
+        return results
 
 
 def unit_label(unit: Sequence[RunSpec]) -> str:

@@ -65,8 +65,7 @@ def migrate_store(store: RunStore) -> tuple[int, int]:
     (its arrays byte for byte, its metadata naming the new key), then the old entry removed.
     Returns ``(migrated, left)``: ``left`` counts the other stale entries (made by older code,
     damaged, or not readable as a run by this code: never read again, left as they are)."""
-    from attnverify.empirics.result import RunResult
-    from attnverify.empirics.store import CorruptEntryError
+    from attnverify.empirics.store import CorruptEntryError, result_of
 
     done = left = 0
     for key in list(store.keys()):
@@ -78,7 +77,7 @@ def migrate_store(store: RunStore) -> tuple[int, int]:
                 left += 1
                 continue
             files, _, arrays = store.read_entry(key)
-            RunResult.from_parts(legacy[1], arrays)  # readable as a run by this code
+            result_of(store.root / key, legacy[1], arrays)  # a run of its spec to this code
         except (CorruptEntryError, KeyError, ValueError, TypeError):
             left += 1
             continue

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from attnverify.empirics.result import RunResult
+from attnverify.empirics.result_schema import ResultSchemaError, check_result
 from attnverify.empirics.spec import RunSpec
 
 SCHEMA_VERSION = 1
@@ -98,6 +99,27 @@ def _read_entry_file(entry: Path, name: str) -> bytes:
         return fh.read()
 
 
+def result_of(entry: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> RunResult:
+    """The run a sound entry's metadata and arrays hold, named ``entry`` in errors:
+    CorruptEntryError when they cannot be read as a run, or when the entry is current (this
+    code gives its spec the key it is stored under) and they are not what training its spec
+    produces (lengths from the evaluation schedule, dtypes, finiteness consistent with the
+    status: :func:`~attnverify.empirics.result_schema.check_result`). An entry of other code
+    is returned as stored, for ``runs show``: it is never used as a run (its spec has another
+    key now)."""
+    try:
+        result = RunResult.from_parts(meta, arrays)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CorruptEntryError(entry, f"unreadable content ({exc})") from None
+    if result.key != meta.get("key"):
+        return result
+    try:
+        check_result(result)
+    except ResultSchemaError as exc:
+        raise CorruptEntryError(entry, f"not a run of its spec: {exc}") from None
+    return result
+
+
 class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
@@ -113,7 +135,10 @@ class RunStore:
 
     # -- writing -----------------------------------------------------------------------------
     def put(self, result: RunResult) -> Path:
-        """Publish ``result`` atomically; a no-op when the key is already stored."""
+        """Publish ``result`` atomically; a no-op when the key is already stored.
+        ResultSchemaError (nothing written) when its arrays are not what its spec's training
+        produces (:mod:`empirics.result_schema`): what the store holds is always readable."""
+        check_result(result)
         key = result.key
         final = self._entry(key)
         if final.exists():
@@ -152,15 +177,14 @@ class RunStore:
 
     # -- reading -----------------------------------------------------------------------------
     def get(self, key: str) -> RunResult | None:
-        """The stored result, None when absent; raises CorruptEntryError when damaged."""
+        """The stored result, None when absent; raises CorruptEntryError when damaged: its
+        files fail :meth:`check_files`, or what they hold is not a run of its own spec
+        (:func:`result_of`)."""
         try:
             _, meta, arrays = self.read_entry(key)
         except KeyError:
             return None
-        try:
-            return RunResult.from_parts(meta, arrays)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CorruptEntryError(self._entry(key), f"unreadable content ({exc})") from None
+        return result_of(self._entry(key), meta, arrays)
 
     def read_entry(self, key: str) -> tuple[dict[str, bytes], dict[str, Any],
                                              dict[str, np.ndarray]]:

@@ -111,8 +111,12 @@ def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp
     claim = select(claim_id="snell.uniform_attention_at_init")[0]
     specs = claim.specs(claim.params("smoke"))[:2]
     for spec in specs:
-        store.put(RunResult(spec=spec, status="ok", eval_steps=np.arange(2),
-                            metrics={"acc": np.array([0.1, 0.2])}, train_loss=np.zeros(1)))
+        steps = np.array(spec.eval_steps())
+        store.put(RunResult(spec=spec, status="ok", eval_steps=steps,
+                            metrics={"acc": np.linspace(0.1, 0.2, steps.size)},
+                            train_loss=np.zeros(spec.steps),
+                            attention={s: np.zeros((1, 1, 2, 2))
+                                       for s in spec.attention_snapshots}))
     old, current = (s.key() for s in specs)
     meta_path = next((cache / "runs").glob(f"*/{old}/meta.json"))
     meta = json.loads(meta_path.read_text())

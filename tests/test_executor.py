@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -45,3 +51,68 @@ def test_progress_bar_advances_by_cost_and_names_the_claim():
             bar.done(spec)
         assert bar.bar.n == pytest.approx(100.0)
         assert f"{len(batch)}/{len(batch)} runs, last: snell.some_claim" in bar.bar.postfix
+
+
+def slow_specs(n: int = 4) -> list[RunSpec]:
+    """Runs of a second or so each: long enough for a worker to be killed mid-run."""
+    return [RunSpec(task=CopyTask("subset", 10, 6), model=Seq2SeqConfig(hidden=32), steps=300,
+                    batch_size=32, eval_every=100, eval_size=16, seed=s) for s in range(n)]
+
+
+def kill_busy_workers(executor: LocalExecutor, times: int, only: str | None = None,
+                      stop: threading.Event | None = None) -> list[str]:
+    """Kill -9 a worker training a unit (the one holding run ``only`` when given), ``times``
+    times, as the out-of-memory killer would; the keys of the units killed."""
+    killed: list[str] = []
+    seen: set[int] = set()
+    deadline = time.monotonic() + 120
+    while len(killed) < times and time.monotonic() < deadline and not (stop and stop.is_set()):
+        pool = executor.pool
+        for pid, keys in pool.busy() if pool is not None else []:
+            if pid not in seen and (only is None or only in keys):
+                time.sleep(0.5)  # into the unit: importing torch, or training
+                os.kill(pid, signal.SIGKILL)
+                seen.add(pid)
+                killed.append(keys[0])
+                break
+        time.sleep(0.05)
+    return killed
+
+
+def test_a_killed_worker_is_replaced_and_the_sweep_equals_an_undisturbed_one(store):
+    executor = LocalExecutor(store, workers=2, progress=False)
+    with ThreadPoolExecutor(1) as killer:
+        killed = killer.submit(kill_busy_workers, executor, 1)
+        results = executor.run(slow_specs())
+    assert len(killed.result()) == 1 and executor.pool.restarts == 1
+    assert sorted(store.keys()) == sorted(s.key() for s in slow_specs())
+    for spec, result in zip(slow_specs(), results, strict=True):
+        direct = train(spec)
+        for name, values in direct.arrays().items():
+            np.testing.assert_array_equal(result.arrays()[name], values, err_msg=name)
+        stored = store.get(spec.key())
+        np.testing.assert_array_equal(stored.metric("acc"), direct.metric("acc"))
+
+
+def test_negative_control_an_undisturbed_sweep_restarts_no_worker(store):
+    executor = LocalExecutor(store, workers=2, progress=False)
+    executor.run(slow_specs(3))
+    assert executor.pool.restarts == 0
+
+
+def test_a_run_whose_worker_dies_at_every_attempt_ends_in_one_line(store):
+    from attnverify.empirics.worker_pool import MAX_ATTEMPTS, WorkerDiedError
+
+    executor = LocalExecutor(store, workers=2, progress=False)
+    doomed = slow_specs()[0].key()
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as killer:
+        killed = killer.submit(kill_busy_workers, executor, MAX_ATTEMPTS, doomed, stop)
+        with pytest.raises(WorkerDiedError) as error:
+            executor.run(slow_specs())
+        stop.set()
+    assert killed.result() == [doomed] * MAX_ATTEMPTS
+    message = str(error.value)
+    assert "\n" not in message and doomed in message and f"died {MAX_ATTEMPTS} times" in message
+    assert doomed not in set(store.keys())
+    assert set(store.keys()) <= {s.key() for s in slow_specs()}

@@ -49,7 +49,8 @@ def test_runs_that_may_stop_early_are_not_measured(store):
     whole = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=10)
     stopping = dataclasses.replace(whole, stop_when=("acc", 0.5))
     for s, seconds in ((whole, 10.0), (stopping, 1.0)):
-        store.put(RunResult(spec=s, status="ok", eval_steps=np.arange(2), wall_time_s=seconds,
-                            metrics={"acc": np.array([0.1, 0.6])}, train_loss=np.zeros(1)))
+        store.put(RunResult(spec=s, status="ok", eval_steps=np.array([0, 10]),
+                            wall_time_s=seconds, metrics={"acc": np.array([0.1, 0.6])},
+                            train_loss=np.zeros(10)))
     rates = measured_rates(store)
     assert rates == {"snell_seq2seq": {whole.cost_estimate(): 10.0 / whole.cost_estimate()}}

@@ -133,8 +133,9 @@ def test_a_claim_without_a_version_is_refused_at_registration():
 
 
 def _result(spec: RunSpec) -> RunResult:
-    return RunResult(spec=spec, status="ok", eval_steps=np.arange(2),
-                     metrics={"acc": np.array([0.1, 0.2])}, train_loss=np.zeros(1))
+    steps = np.array(spec.eval_steps())  # [0, 3]: three steps, evaluated every 10
+    return RunResult(spec=spec, status="ok", eval_steps=steps,
+                     metrics={"acc": np.array([0.1, 0.2])}, train_loss=np.zeros(spec.steps))
 
 
 def _store_under(store: RunStore, key: str, result: RunResult) -> None:
@@ -210,11 +211,12 @@ def test_the_0_1_0_key_is_reproduced_exactly(old_key, spec):
 
 
 def test_a_worker_with_other_sources_trains_and_stores_nothing(tmp_path):
-    from attnverify.empirics.executor import CodeMismatchError, _train_and_store
+    from attnverify.empirics.worker_pool import CodeMismatchError, train_and_store
     from attnverify.empirics.versions import source_fingerprint
 
     unit = [SPECS[3].to_dict()]
     with pytest.raises(CodeMismatchError, match="changed while the sweep ran"):
-        _train_and_store(unit, str(tmp_path / "c"), "not-" + source_fingerprint())
+        train_and_store(unit, str(tmp_path / "c"), "not-" + source_fingerprint())
     assert not list(RunStore(tmp_path / "c").keys())
-    assert _train_and_store(unit, str(tmp_path / "c"), source_fingerprint()) == [SPECS[3].key()]
+    results = train_and_store(unit, str(tmp_path / "c"), source_fingerprint())
+    assert [r.key for r in results] == [SPECS[3].key()] == list(RunStore(tmp_path / "c").keys())

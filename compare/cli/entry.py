@@ -40,12 +40,15 @@ def _setup_logging(quiet: bool) -> None:
 
 
 def _is_user_error(exc: Exception) -> bool:
-    """UserError, a damaged cache entry (without importing torch for ``predict``), or a disk
-    that refuses writes (the store's writes are atomic, so nothing half-written is left)."""
+    """UserError, a damaged cache entry (without importing torch for ``predict``), a disk
+    that refuses writes (the store's writes are atomic, so nothing half-written is left), or a
+    run whose worker died at every attempt (the finished runs are stored)."""
     store = sys.modules.get("attnverify.empirics.store")
+    pool = sys.modules.get("attnverify.empirics.worker_pool")
     return (isinstance(exc, UserError)
             or (isinstance(exc, OSError) and exc.errno in DISK_ERRORS)
-            or (store is not None and isinstance(exc, store.CorruptEntryError)))
+            or (store is not None and isinstance(exc, store.CorruptEntryError))
+            or (pool is not None and isinstance(exc, pool.WorkerDiedError)))
 
 
 def _one_line(exc: Exception) -> str:

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attnverify.compare.cli import common
+from attnverify.compare.cli import common, cost_guard
 from attnverify.compare.cli.inputs import UserError, check_corpus, check_corpus_fits, check_seconds
 from attnverify.compare.cli.values import parse_assignment
 
@@ -48,6 +48,7 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                    help="print the summary as JSON on stdout instead of the verdict table: "
                         "verdict counts per kind, each claim's id, kind, verdict and reason, "
                         "and the report's path")
+    cost_guard.add_option(p)
     p.add_argument("--dry-run", action="store_true",
                    help="list each claim's runs, how many are cached and the estimated CPU "
                         "time of the rest (measured from the cached runs); train nothing")
@@ -69,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     from attnverify.compare.api import build_report
 
     with common.executor(args, store) as executor, _param_errors(points):
+        cost_guard.confirm_cost(args, claims, store, overrides, points,
+                                workers=getattr(executor, "workers", None) or 1,
+                                place=executor.place)
         report = build_report(claims, args.profile, executor, overrides, points)
     try:
         paths = report.write(out)
