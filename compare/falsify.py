@@ -37,6 +37,7 @@ from attnverify.compare.report import jsonable
 from attnverify.compare.space import covered, space_strategy
 from attnverify.compare.verify import evaluate, plan_params
 from attnverify.empirics import Executor
+from attnverify.empirics.output_paths import write_atomic
 from attnverify.empirics.versions import package_version
 
 
@@ -245,9 +246,7 @@ def save(result: FalsifyResult, *paths: Path) -> None:
     text = json.dumps(result.to_dict(), indent=1) + "\n"
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        write_atomic(path, text)
 
 
 REQUIRED_KEYS = frozenset({"claim_id", "profile", "seed", "budget", "evaluated", "summary",

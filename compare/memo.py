@@ -20,7 +20,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import uuid
 import zipfile
 import zlib
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from attnverify.empirics.output_paths import atomic_file
 from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")
@@ -97,12 +97,6 @@ def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
                         path.name, type(exc).__name__, exc, aside)
     arrays = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as handle:
+        np.savez(handle, **arrays)
     return arrays

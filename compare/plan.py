@@ -76,10 +76,18 @@ def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
             for kind, by_cost in rates.items()}
 
 
-REFERENCE_RATES: dict[str, float] = {}
+REFERENCE_RATES: dict[str, float] = {
+    "bao_attention_lm": 3.7e-05,
+    "snell_seq2seq": 5.5e-09,
+    "free_attention_toy": 1.5e-05,
+    "toy_classifier": 3.6e-04,
+    "musat_transformer": 2.6e-05,
+}
 """Model kind -> seconds per unit of ``RunSpec.cost_estimate`` on one core of a 2-core x86-64
-laptop-class CPU: the median over the runs of a cold ``verify --profile quick`` (both cores
-training). Used for a family the store has no run of."""
+CPU: the median over the runs of a cold ``verify --profile quick`` (2 workers, the machine
+also running other jobs, so they read somewhat high; measured 2026-11-25). Used for a family
+the store has no run of; a model family's speed varies with its size (larger runs use the
+CPU better), so for another profile they are rough upper bounds."""
 
 
 @dataclass

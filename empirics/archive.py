@@ -23,11 +23,9 @@ import gzip
 import hashlib
 import io
 import json
-import os
 import re
 import tarfile
 import time
-import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from attnverify.empirics.legacy_keys import migrated
-from attnverify.empirics.output_paths import check_output_file
+from attnverify.empirics.output_paths import atomic_file, check_output_file
 from attnverify.empirics.spec import RunSpec
 from attnverify.empirics.store import (
     ENTRY_FILES,
@@ -92,33 +90,24 @@ def pack(store: RunStore, path: Path | str, keys: Iterable[str] | None = None) -
     written (an entry removed while the whole store is packed is skipped). The archive is
     published with one rename, after an fsync."""
     path = check_output_file(path, "the archive")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
     packed = stale = 0
-    try:
-        with open(tmp, "wb") as raw, tarfile.open(path.name, "w:gz", fileobj=raw) as tar:
-            for key in dict.fromkeys(store.keys() if keys is None else keys):
-                try:
-                    files, meta, arrays = store.read_entry(key)
-                except KeyError:
-                    if keys is None:
-                        continue  # removed since the listing
-                    raise
-                if not is_current(key, meta):
-                    stale += 1
-                    continue
-                result_of(store.root / key, meta, arrays)  # a run of its spec, or damage
-                for name in ENTRY_FILES:
-                    info = tarfile.TarInfo(f"runs/{key[:2]}/{key}/{name}")
-                    info.size, info.mode, info.mtime = len(files[name]), 0o644, int(time.time())
-                    tar.addfile(info, io.BytesIO(files[name]))
-                packed += 1
-            tar.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
+    with atomic_file(path) as raw, tarfile.open(path.name, "w:gz", fileobj=raw) as tar:
+        for key in dict.fromkeys(store.keys() if keys is None else keys):
+            try:
+                files, meta, arrays = store.read_entry(key)
+            except KeyError:
+                if keys is None:
+                    continue  # removed since the listing
+                raise
+            if not is_current(key, meta):
+                stale += 1
+                continue
+            result_of(store.root / key, meta, arrays)  # a run of its spec, or damage
+            for name in ENTRY_FILES:
+                info = tarfile.TarInfo(f"runs/{key[:2]}/{key}/{name}")
+                info.size, info.mode, info.mtime = len(files[name]), 0o644, int(time.time())
+                tar.addfile(info, io.BytesIO(files[name]))
+            packed += 1
     return Packed(packed=packed, stale=stale)
 
 

@@ -2,13 +2,19 @@
 
 Writing an archive, an export or a benchmark's JSON replaces or overwrites its target. Run as
 root, ``runs pack /dev/null`` would otherwise rename a gzip file over the device, and an export
-to a FIFO or a disk device would block or destroy it. Every output file is checked here first.
+to a FIFO or a disk device would block or destroy it. Every output file is checked here first,
+and written through :func:`atomic_file`: the one way attnverify writes a file in place.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import stat
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def check_output_file(path: Path | str, option: str) -> Path:
@@ -30,3 +36,31 @@ def check_output_file(path: Path | str, option: str) -> Path:
         raise ValueError(f"{option} {path} exists and is {what}: attnverify replaces only regular "
                          f"files; name a new file or a regular one")
     return path
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path | str, option: str | None = None) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through: a new file beside it, flushed to disk, then
+    renamed over ``path`` in one step, so a reader sees the old file or the whole new one,
+    never a part. Nothing is left behind when the writing fails (the temporary file is
+    removed, ``path`` is untouched). With ``option``, ``path`` is first checked by
+    :func:`check_output_file` (named ``option`` in the error): nothing but a regular file is
+    replaced."""
+    path = check_output_file(path, option) if option is not None else Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with open(tmp, "xb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+
+
+def write_atomic(path: Path | str, data: bytes | str, option: str | None = None) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically (:func:`atomic_file`)."""
+    with atomic_file(path, option) as handle:
+        handle.write(data.encode() if isinstance(data, str) else data)
+    return Path(path)

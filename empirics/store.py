@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import platformdirs
 
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.result_schema import ResultSchemaError, check_result
@@ -43,19 +44,23 @@ log = logging.getLogger("attnverify.store")
 
 
 def default_cache_dir() -> Path:
-    """``$ATTNVERIFY_CACHE``, else ``$XDG_CACHE_HOME/attnverify``, else ``~/.cache/attnverify``.
-    ValueError (one line) when none of these can be named: a user without a home directory (no
-    ``$HOME`` and no password entry, as in some containers) sets ``$ATTNVERIFY_CACHE`` or
-    passes a directory."""
+    """``$ATTNVERIFY_CACHE``, else the platform's user cache directory for attnverify
+    (``platformdirs.user_cache_dir``: ``$XDG_CACHE_HOME/attnverify`` or
+    ``~/.cache/attnverify`` on Linux, ``~/Library/Caches/attnverify`` on macOS, the local
+    application data folder on Windows). ValueError (one line) when none of these can be
+    named: a user without a home directory (no ``$HOME`` and no password entry, as in some
+    containers) sets ``$ATTNVERIFY_CACHE`` or passes a directory."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser()
     try:
-        if os.environ.get(ENV_VAR):
-            return Path(os.environ[ENV_VAR]).expanduser()
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        return Path(base).expanduser() / "attnverify"
-    except RuntimeError:  # pathlib: "Could not determine home directory."
+        path = Path(platformdirs.user_cache_dir("attnverify", appauthor=False))
+    except (RuntimeError, KeyError):  # no home to expand "~" with
+        path = Path("~")
+    if str(path).startswith("~"):  # os.path.expanduser leaves "~" when it finds no home
         raise ValueError(f"no home directory to hold the default cache (HOME is not set and "
                          f"the user has no password entry); pass --cache DIR or set "
-                         f"{ENV_VAR}") from None
+                         f"{ENV_VAR}")
+    return path
 
 
 class CorruptEntryError(Exception):

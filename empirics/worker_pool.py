@@ -94,7 +94,8 @@ def train_and_store(unit: list[dict[str, Any]], store_root: str,
 
 def _worker_main(conn: Connection, parent: int, store_root: str, fingerprint: str) -> None:
     """A worker's loop: a unit (spec dicts) in, ``("done", [(metadata, arrays), ...])`` or
-    ``("error", kind, message)`` out; ``None`` or a closed pipe ends it."""
+    ``("error", kind, message)`` out (an OSError's message: its errno, text and file name);
+    ``None`` or a closed pipe ends it."""
     _init_worker(parent)
     while True:
         try:
@@ -105,9 +106,10 @@ def _worker_main(conn: Connection, parent: int, store_root: str, fingerprint: st
             return
         try:
             results = train_and_store(unit, store_root, fingerprint)
+        except OSError as exc:  # e.g. a full disk: its errno tells the CLI what to say
+            conn.send(("error", "os", (exc.errno, exc.strerror, exc.filename)))
         except Exception as exc:  # the parent decides; the worker stays usable
-            kind = ("code" if isinstance(exc, CodeMismatchError)
-                    else "os" if isinstance(exc, OSError) else "other")
+            kind = "code" if isinstance(exc, CodeMismatchError) else "other"
             conn.send(("error", kind, f"{type(exc).__name__}: {exc}"))
         else:
             conn.send(("done", [(r.metadata(), r.arrays()) for r in results]))
@@ -190,8 +192,8 @@ class WorkerPool:
             _, kind, text = message
             if kind == "code":
                 return CodeMismatchError(text)
-            if kind == "os":
-                return OSError(f"{self.describe(unit)} failed: {text}")
+            if kind == "os":  # the worker's OSError, errno and file name kept
+                return OSError(*text) if text[0] is not None else OSError(text[1])
             return RuntimeError(f"{self.describe(unit)} failed: {text}")
         results = [RunResult.from_parts(meta, arrays) for meta, arrays in message[1]]
         if [r.key for r in results] != [s.key() for s in unit]:

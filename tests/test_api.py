@@ -250,3 +250,30 @@ def test_workers_in_an_unguarded_script_are_refused_before_anything_starts(tmp_p
     with pytest.raises(RuntimeError, match="imported the main script again"):
         runpy.run_path(str(script), run_name="__mp_main__")
     assert not (cache / "runs").exists()  # nothing trained, no worker started
+
+
+def test_runs_export_writes_the_same_tidy_table_as_parquet(verified, tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    from attnverify.compare.cli import main
+
+    _, cache = verified
+    out = tmp_path / "runs.parquet"
+    code = main(["runs", "export", "--format", "parquet", "--out", str(out), "--cache",
+                 str(cache)])
+    assert code == 0 and "rows to" in capsys.readouterr().err
+    written = pd.read_parquet(out)
+    pd.testing.assert_frame_equal(written, runs.frame(cache), check_dtype=False)
+    assert main(["runs", "export", "--format", "parquet", "--cache", str(cache)]) == 2
+    assert "needs --out FILE" in capsys.readouterr().err
+
+
+def test_parquet_without_pyarrow_is_one_line(verified, tmp_path, capsys, monkeypatch):
+    from attnverify.compare.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now fails
+    _, cache = verified
+    code = main(["runs", "export", "--format", "parquet", "--out", str(tmp_path / "x.parquet"),
+                 "--cache", str(cache)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "pip install 'attnverify[frames]'" in err
+    assert not (tmp_path / "x.parquet").exists()

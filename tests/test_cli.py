@@ -49,9 +49,9 @@ def dry_run_row(capsys, cache, profile, tmp_path):
 
 def test_verify_runs_and_export(capsys, tmp_path):
     cache, out_dir = str(tmp_path / "c"), tmp_path / "r"
-    # the dry run before anything is cached: 3 runs to train, no measurement to estimate from
+    # the dry run before anything is cached: 3 runs to train, timed from reference speeds
     row, out = dry_run_row(capsys, cache, "smoke", tmp_path)
-    assert row[1:4] == ["3", "0", "3"] and "3 runs without estimate" in out
+    assert row[1:4] == ["3", "0", "3"] and "(3 runs timed from reference speeds)" in out
     assert not (tmp_path / "c").exists()  # and it trained nothing
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
                          "--profile", "smoke", "--cache", cache, "--out", str(out_dir),
@@ -69,6 +69,7 @@ def test_verify_runs_and_export(capsys, tmp_path):
     # the quick profile's runs are estimated from the smoke runs' measured speed
     row, out = dry_run_row(capsys, cache, "quick", tmp_path)
     assert row[2] == "0" and int(row[3]) > 0 and "without estimate" not in out
+    assert "reference speeds" not in out
     assert "distinct runs to train: CPU time" in out
 
     code, out, err = run(capsys, "runs", "list", "--cache", cache)

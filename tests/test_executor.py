@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from attnverify.empirics import CopyTask, LocalExecutor, RunSpec, Seq2SeqConfig, train
+from attnverify.empirics import CopyTask, LocalExecutor, RunSpec, RunStore, Seq2SeqConfig, train
 
 
 def specs() -> list[RunSpec]:
@@ -116,3 +116,43 @@ def test_a_run_whose_worker_dies_at_every_attempt_ends_in_one_line(store):
     assert "\n" not in message and doomed in message and f"died {MAX_ATTEMPTS} times" in message
     assert doomed not in set(store.keys())
     assert set(store.keys()) <= {s.key() for s in slow_specs()}
+
+
+def test_runs_cleared_by_another_process_mid_sweep_still_reach_the_sweep(store):
+    """``runs clear`` in another shell while a sweep trains: the sweep still returns every
+    run (its workers send their results back), identical to undisturbed training."""
+    executor = LocalExecutor(store, workers=2, progress=False)
+    stop = threading.Event()
+
+    def clear_repeatedly() -> int:
+        cleared = 0
+        while not stop.is_set():
+            cleared += RunStore(store.root).clear()
+            time.sleep(0.05)
+        return cleared
+
+    with ThreadPoolExecutor(1) as other_shell:
+        cleared = other_shell.submit(clear_repeatedly)
+        results = executor.run(slow_specs(3))
+        stop.set()
+    assert cleared.result() >= 1  # the store lost runs while the sweep ran
+    for spec, result in zip(slow_specs(3), results, strict=True):
+        assert result.key == spec.key()
+        np.testing.assert_array_equal(result.metric("acc"), train(spec).metric("acc"))
+
+
+def test_a_workers_os_error_keeps_its_errno_for_the_one_line_disk_message(store):
+    """A full disk in a pool worker reaches the CLI as the OSError it was (errno and file),
+    which compare.cli.entry turns into its one-line message."""
+    import errno
+    import multiprocessing
+
+    from attnverify.empirics.worker_pool import WorkerPool, _Worker
+
+    ours, theirs = multiprocessing.Pipe()
+    theirs.send(("error", "os", (errno.ENOSPC, "No space left on device", "/cache/x")))
+    pool = WorkerPool(2, store, lambda unit: "a unit")
+    worker = _Worker(process=multiprocessing.current_process(), conn=ours, unit=specs()[:1])
+    error = pool._settle(worker, None, None, {}, lambda spec, result: None)
+    assert isinstance(error, OSError) and error.errno == errno.ENOSPC
+    assert error.filename == "/cache/x" and worker.unit is None

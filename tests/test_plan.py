@@ -54,3 +54,24 @@ def test_runs_that_may_stop_early_are_not_measured(store):
                             train_loss=np.zeros(10)))
     rates = measured_rates(store)
     assert rates == {"snell_seq2seq": {whole.cost_estimate(): 10.0 / whole.cost_estimate()}}
+
+
+def test_a_family_with_no_stored_run_is_timed_from_its_reference_speed(monkeypatch):
+    from attnverify.compare import plan as plan_module
+
+    monkeypatch.setitem(plan_module.REFERENCE_RATES, "lm", 2e-3)
+    est = estimate([spec("seq", 1e6), spec("lm", 1000.0)], RATES)
+    assert est.seconds == pytest.approx(1e6 * 3e-6 + 1000.0 * 2e-3)
+    assert est.unknown == 0 and est.reference == 1
+    assert est.text() == "5 s (1 runs timed from reference speeds)"
+
+
+def test_every_built_in_model_family_has_a_reference_speed():
+    """So that verify's cost guard can time a cold cache (compare.cli.cost_guard)."""
+    from attnverify.compare.plan import REFERENCE_RATES
+    from attnverify.compare.registry import select
+    from attnverify.compare.verify import plan_params
+
+    kinds = {s.model.kind for claim in select() for profile in ("smoke", "quick", "full")
+             for s in claim.specs(plan_params(claim, profile, {}, None))}
+    assert kinds <= set(REFERENCE_RATES), kinds - set(REFERENCE_RATES)

@@ -156,3 +156,33 @@ def test_pool_workers_exit_when_verify_is_killed(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
     assert none_alive(workers, within_s=PARENT_POLL_S + 10), "a pool worker outlived verify"
+
+
+def pool_workers(pids: set[int]) -> list[int]:
+    """The pool's worker processes among ``pids`` (not multiprocessing's resource tracker)."""
+    workers = []
+    for pid in sorted(pids):
+        try:
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                workers.append(pid)
+        except OSError:
+            continue
+    return workers
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_worker_killed_mid_sweep_is_replaced_and_the_report_equals_an_undisturbed_one(
+        tmp_path):
+    """What the out-of-memory killer does to one worker: the sweep goes on (a new worker
+    retries the unit it held, the other worker keeps its run) and ends as if undisturbed."""
+    reference = verify(tmp_path / "ref-cache", tmp_path / "ref", workers=2)
+    reference.communicate(timeout=600)
+    assert reference.returncode == 0
+    proc, pids = pool_running(tmp_path / "cache", tmp_path)
+    victim = pool_workers(pids)[0]
+    os.kill(victim, signal.SIGKILL)
+    proc.wait(timeout=600)
+    log = (tmp_path / "log").read_text()
+    assert proc.returncode == 0, log[-2000:]
+    assert "a worker died (killed by signal 9)" in log and "Traceback" not in log
+    assert comparable(tmp_path / "report") == comparable(tmp_path / "ref")

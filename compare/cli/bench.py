@@ -50,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
     result = bench.run_bench(families, configs, args.repeats, args.verify, log)
     print(bench.table(result))
     if args.json is not None:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        from attnverify.empirics.output_paths import write_atomic
+
+        write_atomic(args.json, json.dumps(result, indent=2) + "\n", "--json")
         print(f"wrote {Path(args.json).resolve()}")
     return 0

@@ -51,7 +51,7 @@ def confirm_cost(args: argparse.Namespace, claims: Sequence[Claim], store: RunSt
         return
     total = estimate(missing, measured_rates(store))
     wall = dataclasses.replace(total, seconds=total.seconds / workers)
-    if wall.seconds <= CONFIRM_ABOVE_S and not total.unknown:
+    if wall.seconds <= CONFIRM_ABOVE_S:
         return
     what = (f"this verify would train {len(missing)} runs, about {wall.text()} on {workers} "
             f"worker(s) (estimated; later stages not counted)")

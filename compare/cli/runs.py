@@ -9,7 +9,6 @@ import csv
 import io
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.cli import common, runs_archive
@@ -30,7 +29,11 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
     e = actions.add_parser("export", parents=[common_options],
                            help="tidy table: one row per run x step")
     e.add_argument("keys", nargs="*", help="run keys (default: all)")
-    e.add_argument("--format", choices=("csv", "json"), default="csv")
+    e.add_argument("--format", choices=("csv", "json", "parquet"), default="csv",
+                   help="csv (default) or json: one row per run x step, a column per metric; "
+                        "parquet (needs --out, pandas and pyarrow): the tidy table of "
+                        "attnverify.runs.frame, one row per run x step x metric, with the "
+                        "claims that read each run")
     e.add_argument("--out", help="file (default: stdout)")
     runs_archive.add_parsers(actions, common_options)
     actions.add_parser("migrate", parents=[common_options],
@@ -101,6 +104,9 @@ def _show(args: argparse.Namespace, store: RunStore) -> None:
 
 
 def _export(args: argparse.Namespace, store: RunStore) -> None:
+    if args.format == "parquet":
+        _export_parquet(args, store)
+        return
     keys = args.keys or list(store.keys())
     rows = [{**row, "key": key} for key in keys for row in _get(store, key).tidy_rows()]
     text = _table(rows, args.format)
@@ -108,11 +114,40 @@ def _export(args: argparse.Namespace, store: RunStore) -> None:
         sys.stdout.write(text)
         return
     check_output_file(args.out, "--out")
+    from attnverify.empirics.output_paths import write_atomic
+
     try:
-        Path(args.out).write_text(text)
+        write_atomic(args.out, text, "--out")
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
     print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
+
+
+def _export_parquet(args: argparse.Namespace, store: RunStore) -> None:
+    """``runs export --format parquet --out FILE``: :func:`attnverify.runs.frame` of the
+    named runs (default: all), written atomically."""
+    if args.out is None:
+        raise UserError("--format parquet needs --out FILE (Parquet is a binary format)")
+    check_output_file(args.out, "--out")
+    try:
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise UserError(f"--format parquet needs pandas and pyarrow ({exc.name} is not "
+                        f"installed): pip install 'attnverify[frames]'") from None
+    from attnverify.compare.runs import frame
+    from attnverify.empirics.output_paths import atomic_file
+
+    try:
+        table = frame(store, keys=args.keys or None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        with atomic_file(args.out, "--out") as handle:
+            table.to_parquet(handle, index=False)
+    except OSError as exc:
+        raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
+    print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
 
 
 def _table(rows: list[dict[str, Any]], fmt_name: str) -> str:
