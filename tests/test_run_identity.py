@@ -211,8 +211,8 @@ def test_the_0_1_0_key_is_reproduced_exactly(old_key, spec):
 
 
 def test_a_worker_with_other_sources_trains_and_stores_nothing(tmp_path):
-    from attnverify.empirics.worker_pool import CodeMismatchError, train_and_store
     from attnverify.empirics.versions import source_fingerprint
+    from attnverify.empirics.worker_pool import CodeMismatchError, train_and_store
 
     unit = [SPECS[3].to_dict()]
     with pytest.raises(CodeMismatchError, match="changed while the sweep ran"):

@@ -1,8 +1,8 @@
 """The object every theory function returns.
 
 A :class:`Prediction` carries the value, the equation it implements, where that equation comes
-from (a paper section, or "derived" with the spec section that derives it), and the assumptions
-under which it holds. ARCHITECTURE.md, "Core objects".
+from (a paper and its section or theorem, or "derived" with the section of docs/derivations.md
+that derives it), and the assumptions under which it holds.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 class Prediction:
     """A theory value with its provenance.
 
-    ``derived`` is True when the paper does not state the formula and the spec derives it.
+    ``derived`` is True when the paper does not state the formula and attnverify derives it
+    (docs/derivations.md).
     """
 
     value: Any

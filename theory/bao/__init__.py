@@ -1,15 +1,24 @@
 """Theory of Bao, Hataya, Karakida (2024), *Self-attention Networks Localize When
-QK-eigenspectrum Concentrates* (``shared/papers/bao2024.md``), one module per concept. The
-paper's theorem was not available: everything here is the spec's derivation under a stated token
-model (Gaussian random walk, query = last token, centred scores), labelled ``derived``.
+QK-eigenspectrum Concentrates* (arXiv:2402.02098), one module per concept. The paper's theorem
+was not available: everything here is attnverify's derivation under a stated token model
+(Gaussian random walk, query = last token, centred scores), labelled ``derived`` and derived in
+docs/derivations.md:
 
-- :mod:`~theory.bao.spectrum`: eigenspectrum statistics of a W_QK (§3.3)
-- :mod:`~theory.bao.moments`: exact discrete score moments mu_t, v_t (§3.2)
-- :mod:`~theory.bao.continuum`: their continuum limit, derived with sympy (§3.2)
-- :mod:`~theory.bao.propagation`: rho_t, localization summaries, regimes (§2.2-§3.4)
-- :mod:`~theory.bao.entropy`: the annealed softmax-entropy approximation (§3.6)
-- :mod:`~theory.bao.locater`: the LocAteR regularizer candidates and gradients (§4)
-- :mod:`~theory.bao.antrp`: the third-party variant, kept as a documented discrepancy (§3.1, §3.3)
+- :mod:`~theory.bao.spectrum`: eigenspectrum statistics of a W_QK
+  (docs/derivations.md#eigenspectrum-statistics)
+- :mod:`~theory.bao.moments`: exact discrete score moments mu_t, v_t
+  (docs/derivations.md#random-walk-token-model, docs/derivations.md#score-moments)
+- :mod:`~theory.bao.continuum`: their continuum limit, derived with sympy
+  (docs/derivations.md#continuum-variance-polynomial)
+- :mod:`~theory.bao.propagation`: rho_t, localization summaries, regimes
+  (docs/derivations.md#propagation-probability-and-rho-profile,
+  docs/derivations.md#regimes-and-thresholds)
+- :mod:`~theory.bao.entropy`: the annealed softmax-entropy approximation
+  (docs/derivations.md#annealed-entropy)
+- :mod:`~theory.bao.locater`: the LocAteR regularizer candidates and gradients
+  (docs/derivations.md#locater-candidates)
+- :mod:`~theory.bao.antrp`: the third-party variant, kept as a documented discrepancy
+  (docs/derivations.md#antrp-comparison)
 """
 
 from attnverify.theory.bao.antrp import antrp_moments, antrp_moments_from_traces

@@ -1,5 +1,5 @@
-"""The third-party variant of the moments (Everlyn-Labs/ANTRP, ``calculate_signal_propagation``;
-bao2024.md §3.1 [S]), kept to document how it differs from the derivation (§3.3).
+"""The third-party variant of the moments (Everlyn-Labs/ANTRP, ``calculate_signal_propagation``
+[S]), kept to document how it differs from the derivation (docs/derivations.md#antrp-comparison).
 
     mu_i = (i/T - 1/2) tr W / sqrt(d),      v_i = (2 i^2/T^2 + 7/12) ||W||_F^2 / d^2,   i = 0..T-1
 
@@ -30,7 +30,11 @@ def antrp_moments(d: int, T: int, eig_mean: float, eig_std: float) -> Prediction
     return Prediction(
         value={"mu": mom.mu.tolist(), "v": mom.v.tolist()},
         equation="mu_i = (i/T - 1/2) tr W / sqrt(d);  v_i = (2 i^2/T^2 + 7/12) ||W||_F^2 / d^2",
-        source="third-party: Everlyn-Labs/ANTRP modeling_llama_plot.py, bao2024.md §3.1 [S]",
-        assumptions=("kept as documentation of a discrepancy with the derivation, §3.3",),
+        source=("third-party [S]: Everlyn-Labs/ANTRP (calculate_signal_propagation in "
+                "modeling_llama_plot.py), a reading of Bao, Hataya, Karakida 2024 "
+                "(arXiv:2402.02098); compared with the derivation in "
+                "docs/derivations.md#antrp-comparison (§3.1, §3.3)"),
+        assumptions=("kept as documentation of a discrepancy with the derivation "
+                     "(docs/derivations.md#antrp-comparison)",),
         derived=False, params={"d": d, "T": T, "eig_mean": eig_mean, "eig_std": eig_std},
     )

@@ -1,5 +1,5 @@
 """The continuum limit T -> infinity of the score moments, derived with sympy
-(bao2024.md §3.2; derived, not stated in the paper).
+(derived by attnverify, not stated in the paper; docs/derivations.md#continuum-variance-polynomial).
 
 With s = t/T and the walk rescaled to a Brownian path B on [0, 1] (``Cov(B(u), B(w)) =
 min(u, w)``), the covariance scales of :mod:`theory.bao.moments` become
@@ -47,7 +47,7 @@ def continuum_moments_symmetric(d: int, T: int, eig_mean: float,
                                 eig_std: float) -> tuple[np.ndarray, np.ndarray]:
     """``mu(s)``, ``v(s)`` at s = t/T for symmetric W, c = 1/sqrt(d), sx2 = 1:
     ``mu = sqrt(d) (s - 1/2) m`` and ``v = poly(s) (sigma^2 + m^2)``; carries an O(1/T) error
-    against the exact discrete moments (bao2024.md §3.2)."""
+    against the exact discrete moments (docs/derivations.md#continuum-variance-polynomial)."""
     _, c = continuum_covariances()
     poly = sp.lambdify(s, continuum_variance_polynomial(), "numpy")
     c_of_s = sp.lambdify(s, c, "numpy")

@@ -1,5 +1,5 @@
 """An annealed approximation of the softmax attention entropy of the last-token query
-(bao2024.md §3.6; derived, not stated in the paper).
+(derived by attnverify, not stated in the paper; docs/derivations.md#annealed-entropy).
 
 Treat the centred scores as independent ``N(mu_t, v_t)`` and average numerator and denominator of
 the softmax separately (the "annealed" average, valid while no single token condenses the
@@ -8,7 +8,7 @@ weight, i.e. moderate v and large T):
     a_t = mu_t + v_t / 2,   w_t = e^{a_t} / sum_j e^{a_j},
     H_annealed = log sum_t e^{a_t} - sum_t w_t (mu_t + v_t).
 
-The spec's simulation cross-check puts it within about 0.01 nats of Monte Carlo for sigma <= 0.3 at
+A simulation cross-check puts it within about 0.01 nats of Monte Carlo for sigma <= 0.3 at
 d = 64, T = 128 and biased low by a few hundredths of a nat near sigma = 1.
 """
 
@@ -43,7 +43,9 @@ def annealed_entropy(d: int, T: int, eig_mean: float, eig_std: float) -> Predict
     return Prediction(
         value=value,
         equation="H = log sum_t e^{a_t} - sum_t w_t (mu_t + v_t),  a_t = mu_t + v_t/2",
-        source="derived: bao2024.md §3.6 (annealed average over independent Gaussian scores)",
+        source=("derived by attnverify (annealed average over independent Gaussian scores), not "
+                "stated in Bao, Hataya, Karakida 2024 (arXiv:2402.02098): "
+                "docs/derivations.md#annealed-entropy (§3.6)"),
         assumptions=(*ASSUMPTIONS, "scores treated as independent Gaussians",
                      "no condensation (moderate variance, large T)"),
         derived=True, params={"d": d, "T": T, "eig_mean": eig_mean, "eig_std": eig_std},

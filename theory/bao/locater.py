@@ -1,6 +1,7 @@
 """LocAteR candidates: regularizers that shrink the QK eigenspectrum's scale while keeping its
-mean (bao2024.md §4). The paper's exact formula is unknown [U]; these are the spec's candidates
-with their gradients in closed form (derived), for a direct-W parametrisation.
+mean (Bao, Hataya, Karakida 2024). The paper's exact formula is unknown [U]; these are
+attnverify's candidates with their gradients in closed form (derived), for a direct-W
+parametrisation (docs/derivations.md#locater-candidates).
 
 - ``A`` (default): ``R_A = tr(W W^T)/d - (tr W / d)^2``, the eigenvalue variance for symmetric W.
   ``grad R_A = (2/d) W - (2/d^2) (tr W) I`` is traceless, so a gradient step keeps ``tr W`` (the

@@ -1,5 +1,6 @@
 """Exact moments of the centred attention scores under the random-walk token model
-(bao2024.md §2.2 and §3.2; derived, not stated in the paper).
+(derived by attnverify, not stated in the paper; docs/derivations.md#random-walk-token-model and
+docs/derivations.md#score-moments).
 
 Token model: ``x_t = sum_{u<=t} eps_u`` with ``eps_u ~ N(0, (sx2/T) I_d)``, t = 1..T, so
 ``Cov(x_j, x_k) = sx2 min(j, k)/T I``. The query is the last token ``q = x_T``; the score of key t
@@ -22,7 +23,9 @@ import numpy as np
 
 from attnverify.theory.prediction import Prediction
 
-SOURCE = "derived: bao2024.md §3.2 (Isserlis' theorem under the random-walk token model §2.2)"
+SOURCE = ("derived by attnverify (Isserlis' theorem under the random-walk token model), not "
+          "stated in Bao, Hataya, Karakida 2024 (arXiv:2402.02098): "
+          "docs/derivations.md#score-moments (§3.2)")
 ASSUMPTIONS = (
     "tokens are an isotropic Gaussian random walk, Cov(x_j, x_k) = sx2 min(j, k)/T I",
     "the query is the last token x_T and sees every key",
@@ -40,7 +43,8 @@ class WalkCovariances(NamedTuple):
 
 
 def walk_covariances(T: int, sx2: float = 1.0) -> WalkCovariances:
-    """Exact discrete ``A``, ``B_t``, ``C_t`` (bao2024.md §3.2), positions t = 1..T.
+    """Exact discrete ``A``, ``B_t``, ``C_t`` (docs/derivations.md#random-walk-token-model),
+    positions t = 1..T.
 
     ``C_t = sx2 [t/T - (T+1)/(2T)]`` and
     ``B_t = sx2 [t/T - 2 (t(t+1)/2 + t(T-t))/T^2 + (T+1)(2T+1)/(6T^2)]``; closed forms of the
@@ -78,7 +82,8 @@ def moments_from_traces(tr_w: np.ndarray | float, tr_w2: np.ndarray | float,
 def spectrum_traces(d: np.ndarray | int, eig_mean: np.ndarray | float,
                     eig_std: np.ndarray | float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``tr W``, ``tr W^2`` and ``||W||_F^2`` of a symmetric d x d W whose eigenvalues have mean
-    ``eig_mean`` and standard deviation ``eig_std`` (population std, bao2024.md §3.2):
+    ``eig_mean`` and standard deviation ``eig_std`` (population std,
+    docs/derivations.md#score-moments):
     ``tr W = d m`` and ``tr W^2 = ||W||_F^2 = d (sigma^2 + m^2)``."""
     d, m, s = (np.asarray(x, dtype=np.float64) for x in (d, eig_mean, eig_std))
     second = d * (s**2 + m**2)

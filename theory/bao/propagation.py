@@ -1,14 +1,16 @@
 """The signal-propagation probability and what it says about localization
-(bao2024.md §2.2, §2.3 and §3.4).
+(docs/derivations.md#propagation-probability-and-rho-profile and
+docs/derivations.md#regimes-and-thresholds).
 
 ``rho_t = P(0 < z~_t < 1)`` with ``z~_t ~ N(mu_t, v_t)``: the probability that the gradient passes
 through token t under the piecewise-linear softmax surrogate whose linear region is (0, 1). The
 formula is the one of the third-party implementation [S]; the moments it is fed with are the
 derived exact ones of :mod:`theory.bao.moments`.
 
-The summaries (mean rho, participation number, fraction above 1/2, max) are the spec's candidates
-(§2.3); the paper's own scalar metric is unknown. The regime thresholds of :func:`classify_regime`
-are ours (derived from the limits of §3.4), stated in its docstring.
+The summaries (mean rho, participation number, fraction above 1/2, max) are attnverify's
+candidates; the paper's own scalar metric is unknown. The regime thresholds of
+:func:`classify_regime` are ours (derived from the limits of the rho profile), stated in its
+docstring.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from attnverify.theory.bao.moments import (
 )
 from attnverify.theory.prediction import Prediction
 
-SOURCE_RHO = ("formula: third-party implementation of the paper (Everlyn-Labs/ANTRP), "
-              "bao2024.md §2.2 [S]; moments derived, bao2024.md §3.2")
+SOURCE_RHO = ("formula P(0 < z < 1): third-party implementation [S] of Bao, Hataya, Karakida "
+              "2024 (arXiv:2402.02098) in Everlyn-Labs/ANTRP; moments derived by attnverify: "
+              "docs/derivations.md#propagation-probability-and-rho-profile (§2.2, §3.2)")
 REGIMES = ("uniform", "localized", "vanishing")
 
 
@@ -46,7 +49,8 @@ def propagation_probability(mu: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 class Localization(NamedTuple):
-    """Summaries of a rho-profile (last axis = positions), bao2024.md §2.3."""
+    """Summaries of a rho-profile (last axis = positions),
+    docs/derivations.md#propagation-probability-and-rho-profile."""
 
     mean: np.ndarray
     participation: np.ndarray
@@ -76,9 +80,9 @@ UNIFORM_PARTICIPATION = 0.9
 
 def classify_regime(summary: Localization, T: int) -> np.ndarray:
     """``vanishing`` when max rho < 1/4; else ``uniform`` when N_eff/T >= 0.9; else
-    ``localized``. Thresholds are ours (bao2024.md §3.4 gives only the limits: rho -> 0
-    everywhere as the variance grows; a flat profile at zero mean; a window at non-zero mean
-    and small variance)."""
+    ``localized``. Thresholds are ours (docs/derivations.md#regimes-and-thresholds derives only
+    the limits: rho -> 0 everywhere as the variance grows; a flat profile at zero mean; a window
+    at non-zero mean and small variance)."""
     ratio = summary.participation_ratio(T)
     return np.where(summary.max < VANISHING_MAX, "vanishing",
                     np.where(ratio >= UNIFORM_PARTICIPATION, "uniform", "localized"))
@@ -159,7 +163,9 @@ def regime(d: int, T: int, eig_mean: float, eig_std: float) -> Prediction:
                "max_rho": float(summary.max)},
         equation=(f"vanishing if max rho < {VANISHING_MAX}; else uniform if N_eff/T >= "
                   f"{UNIFORM_PARTICIPATION}; else localized"),
-        source="derived: bao2024.md §3.4 (limits); thresholds are attnverify's",
+        source=("derived by attnverify from the limits of the rho profile (Bao, Hataya, Karakida "
+                "2024, arXiv:2402.02098, state the regimes verbally); thresholds are "
+                "attnverify's: docs/derivations.md#regimes-and-thresholds (§3.4)"),
         assumptions=ASSUMPTIONS, derived=True,
         params={"d": d, "T": T, "eig_mean": eig_mean, "eig_std": eig_std},
     )

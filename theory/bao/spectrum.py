@@ -1,7 +1,8 @@
-"""Eigenspectrum statistics of a query-key matrix W_QK (bao2024.md §3.2-§3.3).
+"""Eigenspectrum statistics of a query-key matrix W_QK
+(docs/derivations.md#eigenspectrum-statistics).
 
-For a general W the spectrum is complex, so the statistics are defined through traces (the
-spec's default, §3.3 item 4): ``mean = tr W / d`` (the mean of the eigenvalues, real), the
+For a general W the spectrum is complex, so the statistics are defined through traces
+(attnverify's default): ``mean = tr W / d`` (the mean of the eigenvalues, real), the
 variance of the symmetric part ``var_sym = tr(W_s^2)/d - mean^2`` with ``W_s = (W + W^T)/2``
 (the eigenvalue variance when W is symmetric), the Frobenius scale ``frob2 = ||W||_F^2 / d`` and
 ``tr_w2 = tr(W^2)/d``. For symmetric W with eigenvalue mean m and std sigma:

@@ -1,11 +1,14 @@
 """Theory of Mușat (2024, ICLR 2025), *Mechanism and Emergence of Stacked Attention Heads in
-Multi-Layer Transformers* (``shared/papers/musat2024.md``). The paper's body was not available:
-the integer forms, the refined variants, the information-flow game and the construction are
-reconstructions [R] of the spec, labelled as such.
+Multi-Layer Transformers* (arXiv:2411.12118). The paper's body was not available: the integer
+forms, the refined variants, the information-flow game and the construction are reconstructions
+[R] by attnverify, labelled as such and derived in docs/derivations.md:
 
-- :mod:`~theory.musat.bounds`: ``min_layers(D)``, ``max_depth(t)`` and variants (§2.3)
-- :mod:`~theory.musat.information_flow`: the game of Assumption 1 as an exact simulator (§2.2)
-- :mod:`~theory.musat.construction`: a transformer with written-down weights (§2.4)
+- :mod:`~theory.musat.bounds`: ``min_layers(D)``, ``max_depth(t)`` and variants
+  (docs/derivations.md#depth-bound-and-its-integer-forms)
+- :mod:`~theory.musat.information_flow`: the game of Assumption 1 as an exact simulator
+  (docs/derivations.md#information-flow-game-and-refined-bound)
+- :mod:`~theory.musat.construction`: a transformer with written-down weights
+  (docs/derivations.md#written-down-construction)
 """
 
 from attnverify.theory.musat.bounds import (

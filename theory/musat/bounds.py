@@ -1,6 +1,6 @@
-"""The depth bound of the retrieval problem (musat2024.md §2.3).
+"""The depth bound of the retrieval problem (docs/derivations.md#depth-bound-and-its-integer-forms).
 
-Theorem 1 (as reported; Mușat 2024 §5): with t layers, the answer's embedding can reach the
+Theorem 1 (as reported; Mușat 2024, Section 5): with t layers, the answer's embedding can reach the
 residual stream that outputs it only if ``t >= log_3(2D)``, D the number of links of the queried
 chain. Integer forms (reconstruction [R]): ``min_layers(D)`` is the smallest t with
 ``3^t >= 2D``, evaluated in integer arithmetic (no floating logarithm). The refined variants
@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from attnverify.theory.prediction import Prediction
 
-SOURCE = "Mușat 2024, Theorem 1 (t >= log_3(2D)), musat2024.md §2.1; integer form [R] §2.3"
+SOURCE = ("Mușat 2024 (arXiv:2411.12118), Theorem 1: t >= log_3(2D); integer form and D as "
+          "chain links reconstructed [R] by attnverify: "
+          "docs/derivations.md#depth-bound-and-its-integer-forms (§2.1, §2.3)")
 ASSUMPTIONS = (
-    "Assumption 1: attention moves information only between positions that share token or "
-    "positional information (musat2024.md §2.1)",
-    "D = number of links of the queried chain; each link is a 2-token statement [R] (§1.2)",
+    "Assumption 1 of Mușat 2024: attention moves information only between positions that share "
+    "token or positional information",
+    "D = number of links of the queried chain; each link is a 2-token statement [R] "
+    "(docs/derivations.md#depth-bound-and-its-integer-forms)",
 )
 
 
@@ -80,5 +83,7 @@ def min_layers_refined(D: int, separate_query: bool = True) -> Prediction:
     return Prediction(
         value=min_layers_refined_value(D, separate_query),
         equation="min t with 3^t >= 4D + 1" if separate_query else "min t with 3^t >= 4D - 1",
-        source="derived: musat2024.md §2.2 (refined variant [R], not the paper's theorem)",
+        source=("derived by attnverify (refined variant [R], not the theorem of Mușat 2024, "
+                "arXiv:2411.12118): docs/derivations.md#information-flow-game-and-refined-bound "
+                "(§2.2)"),
         assumptions=ASSUMPTIONS, derived=True, params={"D": D, "separate_query": separate_query})

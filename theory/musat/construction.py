@@ -1,5 +1,6 @@
-"""A transformer with written-down weights that solves the retrieval problem (musat2024.md §2.4,
-reconstruction [R]: the paper's construction, if any, is unknown).
+"""A transformer with written-down weights that solves the retrieval problem (reconstruction [R]
+by attnverify: the paper's construction, if any, is unknown;
+docs/derivations.md#written-down-construction).
 
 Layout (R1): statements ``(s_i, s_{i-1})`` ("s_i = s_{i-1}") of K chains, shuffled, occupy
 positions ``(2j, 2j + 1)``; the query symbol ``s_D`` of one chain is the last token; the answer

@@ -1,5 +1,5 @@
-"""The information-flow game of Assumption 1, as an exact simulator (musat2024.md §2.2 [R]):
-the theorem made executable.
+"""The information-flow game of Assumption 1 (Mușat 2024), as an exact simulator: the theorem
+made executable (reconstruction [R]; docs/derivations.md#information-flow-game-and-refined-bound).
 
 Positions hold sets of input positions whose information is in their residual stream,
 ``I_0(p) = {p}``. In a layer, p can read q when ``I(p)`` and ``I(q)`` share information: a common
@@ -11,8 +11,8 @@ chains share nothing with it.
 
 Two implementations: :func:`simulate` runs the game literally on sets (bitsets over every
 position, distractors included), and :func:`simulate_intervals` uses the fact, proved by the
-induction of §2.2 and checked against :func:`simulate` in the tests, that every set restricted
-to the path is an interval, in O(n log n) per layer (D up to 10^5 in seconds).
+induction in docs/derivations.md and checked against :func:`simulate` in the tests, that every
+set restricted to the path is an interval, in O(n log n) per layer (D up to 10^5 in seconds).
 """
 
 from __future__ import annotations

@@ -1,11 +1,18 @@
 """Theory of Snell, Zhong, Klein, Steinhardt (2021), *Approximating How Single Head Attention
-Learns* (``shared/papers/snell2021.md``), one module per concept:
+Learns* (arXiv:2103.07601), one module per concept. The closed forms are derived by attnverify
+from the paper's two-stage approximation (not stated in the paper); docs/derivations.md derives
+each one:
 
-- :mod:`~theory.snell.cooccurrence`: the stage-1 KTIW signal kappa and co-occurrence (§4.5)
-- :mod:`~theory.snell.bag_of_words`: the stage-1 bag-of-words optimum (§4.5)
-- :mod:`~theory.snell.toy_classifier`: the warm-up toy's gradient flow, solved with sympy (§4.2)
-- :mod:`~theory.snell.stage2`: the attention gradient at uniform attention given KTIW (§4.4, §4.5b)
-- :mod:`~theory.snell.free_attention`: the free-attention toy and its permutation saddle (§4.6)
+- :mod:`~theory.snell.cooccurrence`: the stage-1 KTIW signal kappa and co-occurrence
+  (docs/derivations.md#co-occurrence-and-kappa, docs/derivations.md#peak-of-kappa)
+- :mod:`~theory.snell.bag_of_words`: the stage-1 bag-of-words optimum
+  (docs/derivations.md#stage-1-bag-of-words-optimum)
+- :mod:`~theory.snell.toy_classifier`: the warm-up toy's gradient flow, solved with sympy
+  (docs/derivations.md#warm-up-toy-classifier)
+- :mod:`~theory.snell.stage2`: the attention gradient at uniform attention given KTIW
+  (docs/derivations.md#stage-2-attention-logit-velocity)
+- :mod:`~theory.snell.free_attention`: the free-attention toy and its permutation saddle
+  (docs/derivations.md#free-attention-toy-and-permutation-saddle)
 """
 
 from attnverify.theory.snell.bag_of_words import (

@@ -1,15 +1,16 @@
-"""The stage-1 bag-of-words optimum (snell2021.md §4.5, "Stage-1 optimum"; derived).
+"""The stage-1 bag-of-words optimum of Snell et al. (2021): derived by attnverify, not stated
+in the paper (docs/derivations.md#stage-1-bag-of-words-optimum).
 
 Under uniform attention and assumption (a) the context is the same bag of words for every target
 step, so the best a pure bag-of-words model can do on subset copying is p*(o | x) = 1/L for o in
-x: a per-token loss of log L over the L word positions (EOS excluded, §9.1), against log V at the
+x: a per-token loss of log L over the L word positions (EOS excluded), against log V at the
 start. On permutations the bag is constant, so p* is the marginal 1/V and the loss stays log V:
 stage 1 learns nothing beyond the marginal.
 
 A teacher-forced decoder also knows which words it has already emitted. If it uses the bag and
-excludes emitted words, step t (0-based) has L - t candidates: the accuracy bound of the spec,
+excludes emitted words, step t (0-based) has L - t candidates: the accuracy bound
 (H_L + 1)/(L + 1) with the EOS step included, and the loss bound log(L!)/L over the word
-positions (derived here by the same argument; not stated in the spec or the paper).
+positions (by the same counting argument).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import math
 from attnverify.theory.prediction import Prediction
 from attnverify.theory.snell.cooccurrence import check_sizes
 
-_SOURCE = "derived: shared/papers/snell2021.md §4.5 (stage-1 optimum)"
+_SOURCE = ("derived by attnverify, not stated in Snell et al. 2021 (arXiv:2103.07601): "
+           "docs/derivations.md#stage-1-bag-of-words-optimum (§4.5)")
 
 
 def stage1_loss(V: int, L: int, distribution: str = "subset") -> Prediction:
@@ -46,7 +48,7 @@ def stage1_exclusion_loss(L: int) -> Prediction:
     return Prediction(
         value=math.lgamma(L + 1) / L,
         equation="(1/L) sum_{t=0}^{L-1} log(L - t) = log(L!)/L",
-        source="derived in attnverify from snell2021.md §4.5 (not stated in the spec)",
+        source=_SOURCE,
         assumptions=("uniform attention", "bag of words plus the emitted prefix, no order "
                      "information", "EOS step excluded"),
         derived=True,

@@ -7,8 +7,9 @@ margin of the KTIW matrix between the correct and a wrong translation is
 
     kappa(V, L) = (1/L) (C[i, i] - C[i, j]),   i != j.
 
-All closed forms here are *derived* (``shared/papers/snell2021.md`` §4.5, "derived; not stated in
-the paper"); the tests cross-check them against Monte Carlo and exact enumeration.
+All closed forms here are *derived* by attnverify, not stated in the paper
+(docs/derivations.md#co-occurrence-and-kappa); the tests cross-check them against Monte Carlo
+and exact enumeration.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ import numpy as np
 from attnverify.theory.prediction import Prediction
 
 DISTRIBUTIONS = ("subset", "permutation", "iid")
-"""Copying-data generators of snell2021.md §2.1: L distinct of V in random order (``subset``,
-the official ``--no_rep``), a permutation of all V = L tokens, and i.i.d. uniform tokens."""
+"""Copying-data generators of the official code of Snell et al. (2021): L distinct of V in
+random order (``subset``, the official ``--no_rep``), a permutation of all V = L tokens, and
+i.i.d. uniform tokens."""
 
-_KAPPA_SOURCE = "derived: shared/papers/snell2021.md §4.5 (table of C and kappa)"
+_KAPPA_SOURCE = ("derived by attnverify, not stated in Snell et al. 2021 (arXiv:2103.07601): "
+                 "docs/derivations.md#co-occurrence-and-kappa (§4.5)")
+_PEAK_SOURCE = ("derived by attnverify, not stated in Snell et al. 2021 (arXiv:2103.07601): "
+                "docs/derivations.md#peak-of-kappa (§4.5)")
 
 
 def check_sizes(vocab_size: int, length: int, distribution: str) -> None:
@@ -50,7 +55,8 @@ def check_sizes(vocab_size: int, length: int, distribution: str) -> None:
 def cooccurrence(vocab_size: int, length: int, distribution: str = "subset") -> Prediction:
     """The co-occurrence matrix ``C[i, o] = E[n_i(x) m_o(y)]`` for copying, y = x (EOS ignored).
 
-    Closed forms (derived, snell2021.md §4.5): for L distinct tokens of V,
+    Closed forms (derived, docs/derivations.md#co-occurrence-and-kappa): for L distinct
+    tokens of V,
     ``C[i, i] = L/V`` and ``C[i, j] = L(L-1)/(V(V-1))``; for i.i.d. uniform tokens,
     ``C[i, i] = (L/V)(1 - 1/V) + L^2/V^2`` and ``C[i, j] = L^2/V^2 - L/V^2``.
     Returns a (V, V) array.
@@ -76,7 +82,8 @@ def cooccurrence(vocab_size: int, length: int, distribution: str = "subset") -> 
 
 
 def kappa(V: int, L: int, distribution: str = "subset") -> Prediction:
-    """Stage-1 KTIW margin ``kappa = (1/L)(C[i,i] - C[i,j])`` (derived, snell2021.md §4.5).
+    """Stage-1 KTIW margin ``kappa = (1/L)(C[i,i] - C[i,j])`` (derived,
+    docs/derivations.md#co-occurrence-and-kappa).
 
     ``(V - L) / (V (V - 1))`` for L distinct of V in random order, hence 0 for permutations;
     ``1/V`` for i.i.d. tokens. Holds at the start of training (B = 0, uniform attention) under
@@ -99,7 +106,8 @@ def kappa(V: int, L: int, distribution: str = "subset") -> Prediction:
 
 
 def kappa_peak(L: int) -> Prediction:
-    """The vocabulary size that maximises kappa(V, L) over real V >= L (derived, §4.5).
+    """The vocabulary size that maximises kappa(V, L) over real V >= L (derived,
+    docs/derivations.md#peak-of-kappa).
 
     d/dV [(V - L)/(V(V - 1))] = 0  <=>  V^2 - 2 L V + L = 0  =>  V* = L + sqrt(L (L - 1)).
     """
@@ -108,7 +116,7 @@ def kappa_peak(L: int) -> Prediction:
     return Prediction(
         value=L + math.sqrt(L * (L - 1)),
         equation="V* = L + sqrt(L (L - 1))",
-        source=_KAPPA_SOURCE,
+        source=_PEAK_SOURCE,
         assumptions=("subset distribution, V treated as real",),
         derived=True,
         params={"L": L},

@@ -1,4 +1,5 @@
-"""The minimal free-attention two-stage toy of snell2021.md §4.6 (derived; not in the paper).
+"""The minimal free-attention two-stage toy for Snell et al. (2021): derived by attnverify, not
+in the paper (docs/derivations.md#free-attention-toy-and-permutation-saddle).
 
 Parameters: a KTIW matrix B (V x V) and attention logits Q (T x L) shared across examples.
 Copying, y = x, T = L:
@@ -20,7 +21,8 @@ from numpy.typing import ArrayLike
 
 from attnverify.theory.prediction import Prediction
 
-_SOURCE = "derived: shared/papers/snell2021.md §4.6"
+_SOURCE = ("derived by attnverify, not in Snell et al. 2021 (arXiv:2103.07601): "
+           "docs/derivations.md#free-attention-toy-and-permutation-saddle (§4.6)")
 
 
 def _forward(b: np.ndarray, q: np.ndarray, x: np.ndarray):

@@ -1,5 +1,6 @@
-"""Stage 2 of the approximation: where attention moves given KTIW (snell2021.md §4.4, §4.5b;
-derived from the blog's assumptions (a) and (b), not stated in the paper).
+"""Stage 2 of the approximation of Snell et al. (2021): where attention moves given KTIW
+(derived by attnverify from the assumptions (a) and (b) of the authors' blog post, not stated in
+the paper; docs/derivations.md#stage-2-attention-logit-velocity).
 
 With the output linear in the context and attention logits a_{t,l} treated as free parameters,
     g_{t,l} = B[x_l, y_t] - sum_o p_t(o) B[x_l, o],
@@ -16,7 +17,9 @@ from numpy.typing import ArrayLike
 
 from attnverify.theory.prediction import Prediction
 
-_SOURCE = "derived: shared/papers/snell2021.md §4.4 and §4.5b"
+_SOURCE = ("derived by attnverify from assumptions (a) and (b) of Snell et al. 2021 "
+           "(arXiv:2103.07601), not stated in the paper: "
+           "docs/derivations.md#stage-2-attention-logit-velocity (§4.4, §4.5b)")
 
 
 def stage2_logit_velocity(ktiw: ArrayLike, source: ArrayLike, target: int) -> Prediction:
@@ -46,7 +49,8 @@ def stage2_logit_velocity(ktiw: ArrayLike, source: ArrayLike, target: int) -> Pr
 
 
 def stage2_onset_rate(K: float, L: int) -> Prediction:
-    """Growth rate K/L of the gold-vs-other attention logit gap when B = K I (§4.5b)."""
+    """Growth rate K/L of the gold-vs-other attention logit gap when B = K I
+    (docs/derivations.md#stage-2-attention-logit-velocity)."""
     if not isinstance(L, int) or L < 1:
         raise ValueError(f"L (sequence length) must be an integer >= 1; got {L!r}")
     if isinstance(K, bool) or not isinstance(K, int | float):

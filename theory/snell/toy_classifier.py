@@ -1,13 +1,14 @@
-"""The warm-up toy classifier of snell2021.md §4.2, solved with sympy.
+"""The warm-up toy classifier of Snell et al. (2021; the authors' blog post), solved with sympy
+(docs/derivations.md#warm-up-toy-classifier).
 
-Loss L = p (beta_0 - beta_1) (the blog's typo corrected as the spec says); gradient flow
+Loss L = p (beta_0 - beta_1) (the blog's expansion; its label s_1 - s_0 is a typo); gradient flow
     d beta_0/d tau = -p,   d beta_1/d tau = p,   dp/d tau = beta_1 - beta_0.
 The closed form is obtained by ``sympy.dsolve`` on this system (not typed in by hand) and agrees
-with the spec's p(tau) = p_0 cosh(sqrt2 tau) + (D_0/sqrt2) sinh(sqrt2 tau), D = beta_1 - beta_0
-(derived; not stated in the paper). Predictions: from the uniform start (beta_0 = beta_1,
-p_0 = 1/2) attention does not move first and p reaches 1 at tau* = arccosh(2)/sqrt2 ~ 0.93123;
-from the adversarial start (beta_0 = 10, beta_1 = -10) p first decreases and crosses 0 at
-tau = atanh(sqrt2 p_0 / |D_0|)/sqrt2 ~ 0.02501.
+with p(tau) = p_0 cosh(sqrt2 tau) + (D_0/sqrt2) sinh(sqrt2 tau), D = beta_1 - beta_0
+(derived by attnverify; not stated in the paper). Predictions: from the uniform start
+(beta_0 = beta_1, p_0 = 1/2) attention does not move first and p reaches 1 at
+tau* = arccosh(2)/sqrt2 ~ 0.93123; from the adversarial start (beta_0 = 10, beta_1 = -10) p first
+decreases and crosses 0 at tau = atanh(sqrt2 p_0 / |D_0|)/sqrt2 ~ 0.02501.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from scipy.optimize import brentq
 
 from attnverify.theory.prediction import Prediction
 
-_SOURCE = "derived: shared/papers/snell2021.md §4.2 (closed form by sympy.dsolve)"
+_SOURCE = ("toy and gradient flow: Snell et al. 2021 (arXiv:2103.07601), the authors' blog "
+           "post; closed form by sympy.dsolve, derived by attnverify: "
+           "docs/derivations.md#warm-up-toy-classifier (§4.2)")
 _ASSUMPTIONS = ("gradient flow (continuous time)", "attention weight p unconstrained")
 
 
