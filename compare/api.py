@@ -1,6 +1,6 @@
 """The Python API of a verification: ``attnverify.verify(...)`` (docs/python-api.md).
 
-The same verification as ``attnverify verify`` (ARCHITECTURE.md, "Contracts"): the claims'
+The same verification as ``attnverify verify`` (docs/cli.md): the claims'
 runs through the run store (:func:`compare.verify.evaluate_all`), the saved falsification
 searches and the verdicts at ``full`` from stored runs beside them (:func:`build_report`), as a
 :class:`~compare.report_view.VerifyReport` instead of a directory and a printed table.

@@ -1,4 +1,4 @@
-"""Claims and verdicts (ARCHITECTURE.md, "Core objects").
+"""Claims and verdicts.
 
 A :class:`Claim` ties a theory prediction to the experiments that test it: for a point of its
 parameter space (the defaults of a profile, or a point given by the user) it lists the RunSpecs to

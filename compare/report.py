@@ -1,4 +1,4 @@
-"""The verification report: ``report.json`` (the contract of ARCHITECTURE.md), ``report.md``
+"""The verification report: ``report.json`` (the contract of docs/report.md), ``report.md``
 (renders on GitHub) and a self-contained ``report.html`` (figures embedded as base64 PNG).
 
 The report is written into a temporary directory and swapped in whole
@@ -172,7 +172,7 @@ class Report:
                 for o in self.outcomes if o.assessment.figures}
 
     def document(self) -> dict[str, Any]:
-        """The content of ``report.json`` (ARCHITECTURE.md, "Contracts"): plain JSON types,
+        """The content of ``report.json`` (its contract: docs/report.md): plain JSON types,
         non-finite floats as null, figures named by the paths :meth:`write` saves them under."""
         return jsonable({"profile": self.profile, "versions": self.versions,
                          "machine": self.machine,

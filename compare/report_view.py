@@ -1,7 +1,7 @@
 """The verification report as Python objects: what :func:`attnverify.verify` returns.
 
-A :class:`VerifyReport` is read from the ``report.json`` document (ARCHITECTURE.md,
-"Contracts"; :meth:`compare.report.Report.document`), so a report computed in this process and
+A :class:`VerifyReport` is read from the ``report.json`` document (docs/report.md;
+:meth:`compare.report.Report.document`), so a report computed in this process and
 one loaded from a report directory written by ``attnverify verify`` are the same object, and
 ``to_json`` gives that document back unchanged. A report computed here also holds the live
 :class:`~compare.report.Report` it was made from: its claims' matplotlib figures, and what

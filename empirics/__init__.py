@@ -1,6 +1,6 @@
 """Tasks, models, the training loop, the run store and executors (torch).
 
-Never imports ``theory`` or ``compare`` (ARCHITECTURE.md, "Layout").
+Never imports ``theory`` or ``compare`` (docs/layout.md).
 """
 
 from attnverify.empirics.attention_lm import AttentionLM, AttentionLMConfig

@@ -102,7 +102,7 @@ def pack(store: RunStore, path: Path | str, keys: Iterable[str] | None = None) -
             if not is_current(key, meta):
                 stale += 1
                 continue
-            result_of(store.root / key, meta, arrays)  # a run of its spec, or damage
+            result_of(store.entry_path(key), meta, arrays)  # a run of its spec, or damage
             for name in ENTRY_FILES:
                 info = tarfile.TarInfo(f"runs/{key[:2]}/{key}/{name}")
                 info.size, info.mode, info.mtime = len(files[name]), 0o644, int(time.time())

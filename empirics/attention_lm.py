@@ -1,6 +1,6 @@
-"""The one-layer, single-head self-attention language model of Bao et al. (2024), bao2024.md §5.1
-and §5.2: fairseq's ``transformer_lm`` with one decoder layer, one head, all widths ``d`` (128 in
-the paper), reimplemented in plain PyTorch with fairseq's defaults.
+"""The one-layer, single-head self-attention language model of Bao et al. (2024): fairseq's
+``transformer_lm`` with one decoder layer, one head, all widths ``d`` (128 in the paper),
+reimplemented in plain PyTorch with fairseq's defaults.
 
     h0 = sqrt(d) E[x] + P              (sinusoidal positions, embeddings scaled by sqrt(d))
     a  = softmax_causal(c (W_q h0 + b_q)(W_k h0 + b_k)^T) (W_v h0 + b_v) W_o^T + b_o,  c = d^-1/2
@@ -9,7 +9,7 @@ the paper), reimplemented in plain PyTorch with fairseq's defaults.
 
 ``norm="pre"`` gives the Pre-LN variant (with a final LayerNorm). The analysed query-key matrix
 is ``W = W_q^T W_k`` (d x d, biases ignored, §3.3): the score's bilinear part is ``c h^T W h'``.
-LocAteR (bao2024.md §4, candidates A/B/C of :mod:`theory.bao.locater`, recomputed here with
+LocAteR (§4, candidates A/B/C of :mod:`theory.bao.locater`, recomputed here with
 autograd) adds ``locater * R(W)`` to the loss; ``locater_kind="F"`` is the plain control,
 R_F = ||W||_F^2 / d, which shrinks the whole of W (its mean too) instead of concentrating its
 spectrum around the mean.
@@ -79,8 +79,9 @@ class AttentionLMConfig(ModelConfig):
 
 
 def locater_penalty(w: torch.Tensor, kind: str, m0: torch.Tensor) -> torch.Tensor:
-    """R_A, R_B (trace anchored at ``m0``, kappa = 1) or R_C of bao2024.md §4, or the plain
-    Frobenius penalty R_F = ||W||_F^2 / d (a control, not LocAteR), differentiable."""
+    """R_A, R_B (trace anchored at ``m0``, kappa = 1) or R_C of
+    docs/derivations.md#locater-candidates, or the plain Frobenius penalty R_F = ||W||_F^2 / d
+    (a control, not LocAteR), differentiable."""
     d = w.shape[0]
     frob2 = (w * w).sum() / d
     if kind == "F":
@@ -168,7 +169,7 @@ class AttentionLM(nn.Module):
         keys, raw (nats) and normalised by log i; the spectrum of W; the rank-collapse measure
         of the attention output; the rho-profile of the last query (per key position, the
         frequency over the batch of a centred score in (0, 1)), summarised by its mean and its
-        participation ratio N_eff/T (bao2024.md §2.3)."""
+        participation ratio N_eff/T (§2.3)."""
         loss, internals = self._cross_entropy(batch)
         alpha = internals["alpha"][:, 0]                                      # (B, T, T)
         T = alpha.shape[-1]

@@ -3,8 +3,7 @@
 Tasks, models and optimizers are small frozen dataclasses. Each subclass names its ``kind``;
 the registry turns a plain dict (from JSON) back into the right class, so a
 :class:`~attnverify.empirics.spec.RunSpec` round-trips through the run store exactly. Validation
-errors are ``ValueError`` naming the field and the accepted values (ARCHITECTURE.md,
-"Contracts").
+errors are ``ValueError`` naming the field and the accepted values.
 
 Every registered class declares its **numerics version**, ``code_version``: a run's key is its
 spec plus the versions of its task, model, optimizer and the training loop

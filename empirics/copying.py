@@ -1,4 +1,4 @@
-"""The copying task of Snell et al. (2021), snell2021.md §2.1, vectorized and always seeded.
+"""The copying task of Snell et al. (2021) (§2.1), vectorized and always seeded.
 
 Tokens are ``0..V-1``; ``EOS = V``; ``SOS = V + 1``. A source is ``x + [EOS]`` (S = L + 1
 positions); the decoder reads ``[SOS] + x`` and predicts ``x + [EOS]`` (T = L + 1 steps), so the

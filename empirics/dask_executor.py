@@ -103,11 +103,15 @@ class DaskExecutor(Executor):
                                      f"({target}) within {connect_timeout:g} s: {exc}") from None
         self.address = target
 
+    @property
+    def workers(self) -> int:
+        """The cluster's workers now (at least 1)."""
+        return len(self.client.scheduler_info().get("workers", {})) or 1
+
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
         from distributed import as_completed
 
-        n_workers = len(self.client.scheduler_info().get("workers", {})) or 1
-        units = work_units(missing, n_workers)
+        units = work_units(missing, self.workers)
         futures = {self.client.submit(train_remote, [s.to_dict() for s in unit],
                                       key=f"attnverify-{unit[0].key()}-{len(unit)}",
                                       pure=False): unit

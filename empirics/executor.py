@@ -1,4 +1,4 @@
-"""Executors: run a list of RunSpecs through the store (ARCHITECTURE.md, "Core objects").
+"""Executors: run a list of RunSpecs through the store.
 
 :class:`Executor` holds what every backend shares: cached runs are read back, the missing ones are
 computed longest first under one progress bar, and only they are computed (an interrupted sweep
@@ -7,11 +7,11 @@ ships is a list of runs from :func:`work_units`: one run, or a group of seeds of
 trains seed-batched (:func:`empirics.train.train_group`).
 
 :class:`LocalExecutor` trains the missing runs one per worker process with
-``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops; ARCHITECTURE.md,
-"Performance conventions"). Its workers publish their results to the store themselves, so every
-finished run survives an interruption, and a worker that dies (the out-of-memory killer) is
-replaced and its unit retried (:mod:`empirics.worker_pool`). The in-process path uses one
-thread too, so both paths give identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
+``torch.set_num_threads(1)`` (parallelism across runs, not inside tiny ops). Its workers publish
+their results to the store themselves, so every finished run survives an interruption, and a
+worker that dies (the out-of-memory killer) is replaced and its unit retried
+(:mod:`empirics.worker_pool`). The in-process path uses one thread too, so both paths give
+identical arrays. The Dask backend is :mod:`empirics.dask_executor`.
 """
 
 from __future__ import annotations
@@ -96,6 +96,9 @@ class Executor(ABC):
     ``device`` ("cpu" or "cuda"; None: as each spec says) is where the runs the claims plan
     train (:meth:`place`): the same code on a GPU, with its own run keys (a GPU's numbers
     differ from the CPU's in the last bits)."""
+
+    workers: int = 1
+    """How many units of work train at once (estimates of wall time divide by it)."""
 
     def __init__(self, store: RunStore, progress: bool = True,
                  device: str | None = None) -> None:

@@ -1,4 +1,4 @@
-"""The free-attention two-stage toy of snell2021.md §4.6, as a trainable model.
+"""The free-attention two-stage toy (§4.6), as a trainable model.
 
 Parameters: a KTIW matrix B (V x V) and attention logits Q (L x L) shared across examples
 (assumption (b): attention weights are free parameters). On a copying batch (EOS dropped, T = L):

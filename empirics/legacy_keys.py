@@ -77,7 +77,7 @@ def migrate_store(store: RunStore) -> tuple[int, int]:
                 left += 1
                 continue
             files, _, arrays = store.read_entry(key)
-            result_of(store.root / key, legacy[1], arrays)  # a run of its spec to this code
+            result_of(store.entry_path(key), legacy[1], arrays)  # a run of its spec here
         except (CorruptEntryError, KeyError, ValueError, TypeError):
             left += 1
             continue

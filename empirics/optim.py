@@ -1,5 +1,6 @@
-"""Optimizer configs. The papers train with Adam at PyTorch defaults (snell2021.md §1); exact
-symmetry statements use plain SGD, which does not amplify round-off (snell2021.md §9.2)."""
+"""Optimizer configs. The papers train with Adam at PyTorch defaults (Snell et al. 2021, in
+their code); exact symmetry statements use plain SGD, which does not amplify round-off
+(docs/derivations.md#free-attention-toy-and-permutation-saddle)."""
 
 from __future__ import annotations
 

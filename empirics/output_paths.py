@@ -3,7 +3,8 @@
 Writing an archive, an export or a benchmark's JSON replaces or overwrites its target. Run as
 root, ``runs pack /dev/null`` would otherwise rename a gzip file over the device, and an export
 to a FIFO or a disk device would block or destroy it. Every output file is checked here first,
-and written through :func:`atomic_file`: the one way attnverify writes a file in place.
+and written through :func:`atomic_file` (the report directory is written whole into a new
+directory and swapped in, :mod:`attnverify.compare.report_dir`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def atomic_file(path: Path | str, option: str | None = None) -> Iterator[BinaryI
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:
         with open(tmp, "xb") as handle:
+            with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
+                os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

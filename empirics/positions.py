@@ -1,5 +1,5 @@
 """Fixed sinusoidal position table shared by the models that use one (the Bao language model,
-bao2024.md §4, and the Mușat retrieval transformer's ``pos_encoding="sinusoidal"`` option).
+as in fairseq, and the Mușat retrieval transformer's ``pos_encoding="sinusoidal"`` option).
 
 Numerics: a change here bumps ``AttentionLMConfig.code_version`` and
 ``RetrievalTransformerConfig.code_version`` (shared helpers have no version of their own)."""

@@ -1,12 +1,12 @@
 """Query-key matrices with a prescribed eigenspectrum, and the spectrum of a given one
-(bao2024.md §3.3 and §8.2).
+(§3.3).
 
 ``symmetric_qk(d, mean, std)``: ``W = Q diag(lambda) Q^T`` with Q Haar-orthogonal and
 ``lambda = mean + std * xi``, xi standardised exactly to mean 0 and (population) std 1, so
 ``tr W = d mean`` and ``tr W^2 / d = std^2 + mean^2`` hold exactly. Passing the same generator
 seed for several (mean, std) gives common random numbers (the same Q and xi).
 
-``eigen_stats(W)``: the spec's default statistics for a general W (§3.3 item 4):
+``eigen_stats(W)``: the default statistics for a general W (§3.3):
 ``mean = tr W / d``, ``var_sym = tr(W_s^2)/d - mean^2`` with ``W_s = (W + W^T)/2`` (the eigenvalue
 variance when W is symmetric), ``frob2 = ||W||_F^2 / d``, ``tr_w2 = tr(W^2)/d``.
 

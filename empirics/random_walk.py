@@ -1,5 +1,5 @@
-"""Random-walk token data (bao2024.md §2.2 and §8.3): the Gaussian walk the theory assumes, and
-a discrete random-walk language task for training the one-layer attention model.
+"""Random-walk token data (§2.2): the Gaussian walk the theory assumes, and a discrete
+random-walk language task for training the one-layer attention model.
 
 Gaussian walk: ``x_t = sum_{u<=t} eps_u``, ``eps_u ~ N(0, (sx2/T) I_d)``, t = 1..T, so that
 ``Cov(x_j, x_k) = sx2 min(j, k)/T I``.

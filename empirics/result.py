@@ -1,4 +1,4 @@
-"""RunResult: what one training run produced (ARCHITECTURE.md, "Core objects").
+"""RunResult: what one training run produced.
 
 Metric histories are arrays indexed by ``eval_steps``; ``train_loss[i]`` is the loss of the batch
 at step i + 1; attention snapshots are [batch, head, query_pos, key_pos] arrays on the fixed

@@ -1,6 +1,7 @@
-"""The retrieval problem of Mușat (2024), musat2024.md §1.3: K chains of D links, statements
-shuffled, the query last. The minimal formulation is a reconstruction [R]; the default is the
-spec's recommended R1, the alternatives are options.
+"""The retrieval problem of Mușat (2024) in its minimal formulation: K chains of D links,
+statements shuffled, the query last. The minimal formulation is a reconstruction [R]; the
+default is R1, the smallest formulation consistent with what is known of the paper, and the
+alternatives are options.
 
 R1 (default): vocabulary of ``vocab`` abstract symbols; each chain ``s_0 -> s_1 -> ... -> s_D``
 over distinct symbols; link i is the 2-token statement ``(s_i, s_{i-1})`` ("s_i = s_{i-1}");
@@ -24,7 +25,7 @@ appended (optionally after a query-marker token). The answer is the chain's root
   ``"all"`` supervises every chain position. The query is always supervised.
 
 - ``train_examples=N`` trains on a fixed set of N examples (the paper's 2^18 or 2^20 randomly
-  generated examples, musat2024.md §1.3), drawn once from ``dataset_seed`` and shared by every
+  generated examples), drawn once from ``dataset_seed`` and shared by every
   run with that seed; batches are drawn from it uniformly with replacement from the run's data
   stream. The default 0 draws fresh examples for every batch. Evaluation always uses fresh
   examples.

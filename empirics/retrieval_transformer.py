@@ -1,20 +1,20 @@
-"""The transformer trained on the retrieval problem (musat2024.md §4, defaults [R]: the paper's
+"""The transformer trained on the retrieval problem of Mușat (2024) (defaults [R]: the paper's
 architecture is unknown): token embeddings and positions, ``layers`` blocks of multi-head
 self-attention and an MLP (``mlp_ratio`` x the width, 4 by default), pre-LayerNorm by default,
 bidirectional attention by default (R1; ``causal=True`` for R3), a linear read-out at every
 position.
 
-Positions (``pos_encoding``, musat2024.md §9.4): ``"learned"`` absolute embeddings (default),
-``"sinusoidal"`` fixed absolute ones (Vaswani et al. 2017; the fairseq table of
+Positions (``pos_encoding``; the paper's choice is unknown): ``"learned"`` absolute embeddings
+(default), ``"sinusoidal"`` fixed absolute ones (Vaswani et al. 2017; the fairseq table of
 :mod:`empirics.positions`, shared with the Bao language model), or ``"rope"``, rotary
 embeddings of the queries and keys in every head (Su et al. 2021), which carry only relative
-position into the attention scores: the spec's pitfall (a) notes that absolute positions let
-one layer read fixed statement slots.
+position into the attention scores: absolute positions let one layer read fixed statement
+slots, which sidesteps Assumption 1 on small instances.
 
 Attention patterns are computed with an explicit softmax and returned as
 ``[batch, head, query_pos, key_pos]`` per layer, so probes can score heads on structural
 targets. A head can be ablated (its output zeroed, or replaced by its mean over the batch) for
-the per-depth accuracy drop of musat2024.md §5.
+the per-depth accuracy drop (a causal check of a head's role; not in the paper).
 """
 
 from __future__ import annotations
@@ -181,8 +181,9 @@ class RetrievalTransformer(nn.Module):
         that have a target in evaluation, so depths are visible whatever the training
         supervision. The query (the last position) is left out of the per-depth accuracies and
         reported on its own: it sits at depth D but is a separate token that needs one more
-        read (the same-symbol hop to its statement, musat2024.md §9.2 pitfall b), and trained
-        models can solve every statement while the query stays at chance."""
+        read (the same-symbol hop to its statement; see the refined bound in
+        docs/derivations.md#information-flow-game-and-refined-bound), and trained models can
+        solve every statement while the query stays at chance."""
         logits, _ = self(batch["tokens"], ablate)
         correct = logits.argmax(-1) == batch["eval_targets"]
         D = int(batch["depth"].max())
@@ -193,7 +194,7 @@ class RetrievalTransformer(nn.Module):
 
     def metrics(self, batch: Batch) -> dict[str, float]:
         """Loss; query accuracy; per-depth accuracy ``acc_depth{k}``; and per head (layer l,
-        head h) the mean attention mass on structural targets (musat2024.md §5, [R]), over the
+        head h) the mean attention mass on structural targets (a reconstruction [R]), over the
         query positions that have such a target (a perfect head scores 1):
         ``head{l}.{h}_partner`` (the other token of the same statement),
         ``_partner_from_first``, ``_partner_from_second`` (the same, from first or second
@@ -236,7 +237,7 @@ class RetrievalTransformer(nn.Module):
 
 
 def structural_masks(tokens: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Boolean (B, T, T) masks of each query position's structural targets (musat2024.md §5,
+    """Boolean (B, T, T) masks of each query position's structural targets (a reconstruction
     [R]): its statement partner (positions 2j <-> 2j + 1); the other positions holding its
     symbol; the chain neighbours of its statement (a, b) (both tokens of each):
     ``chain_next``, the statement whose first token is b, and ``chain_prev``, the statement

@@ -1,4 +1,4 @@
-"""Monte Carlo estimators under the random-walk token model (bao2024.md §8.1-§8.2): the centred
+"""Monte Carlo estimators under the random-walk token model (§2.2): the centred
 scores of the last-token query, their moments, the signal-propagation frequency, the softmax
 entropy and the rank-collapse measure. These are the measured counterparts of
 :mod:`theory.bao` (parallel names: ``mu``/``v``/``rho``/``entropy``).
@@ -106,7 +106,7 @@ def sample_scores(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = 
 
 def token_residual(x: torch.Tensor) -> torch.Tensor:
     """``res(X) = ||X - 1 xbar^T||_F / ||X||_F`` per sequence: (..., T, d) -> (...). 0 when all
-    tokens are equal (rank collapse; Dong et al. 2021 in the form of bao2024.md §2.3)."""
+    tokens are equal (rank collapse; the residual of Dong et al. 2021 in Frobenius norm)."""
     centred = x - x.mean(dim=-2, keepdim=True)
     return centred.flatten(-2).norm(dim=-1) / x.flatten(-2).norm(dim=-1)
 

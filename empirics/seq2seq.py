@@ -1,7 +1,8 @@
-"""The copying seq2seq models of Snell et al. (2021), snell2021.md §1.1 and §1.2.
+"""The copying seq2seq models of Snell et al. (2021): the single-head and the multi-head model
+of their code.
 
-Default (``cell="lstm"``, ``heads=1``, shared embedding): the official single-head ``Seq2seq`` of
-§1.1. One shared embedding for encoder and decoder input (output word o *is* token o), a
+Default (``cell="lstm"``, ``heads=1``, shared embedding): the official single-head ``Seq2seq``.
+One shared embedding for encoder and decoder input (output word o *is* token o), a
 unidirectional 1-layer encoder and decoder, the decoder initialised with the encoder's final
 state, teacher forcing, **no input feeding** (s_t does not see the context, so the decoder runs
 over the whole target at once), and Luong "general" attention without scaling:
@@ -10,15 +11,15 @@ over the whole target at once), and Luong "general" attention without scaling:
     c_t = (1/H) sum_h [W^h_c (sum_l alpha^h_{t,l} h_l) + b^h_c]
     o_t = tanh(W_o [s_t; c_t] + b_o),                log p(. | ...) = log_softmax(W_v o_t + b_v)
 
-``cell="gru"``, ``heads=8``, ``shared_embedding=False`` is the multi-head model of §1.2 (per-head
-query map and value/output map, mean over heads; its ``[c; s]`` concatenation order is ours
-``[s; c]``, the same model up to a permutation of W_o's columns). With one head the two forms
-coincide with §1.1.
+``cell="gru"``, ``heads=8``, ``shared_embedding=False`` is the official multi-head model
+(per-head query map and value/output map, mean over heads; its ``[c; s]`` concatenation order is
+ours ``[s; c]``, the same model up to a permutation of W_o's columns). With one head the two
+forms coincide with the single-head model.
 
 ``attention="uniform"`` is the official ``--invasive_uniform`` ablation: scores are replaced by
 zeros, so alpha = 1/S exactly and the attention maps W_a receive no gradient.
 
-``base_seed`` and ``head_seeds`` give the initialisation of the multi-head protocol (§5): every
+``base_seed`` and ``head_seeds`` give the initialisation of the official multi-head protocol: every
 parameter outside the attention heads is drawn from ``base_seed`` alone (the same base for any
 number of heads and any run seed), and head k's W^k_a, b^k_a, W^k_c, b^k_c from
 ``head_seeds[k]`` alone, so one head can be trained alone and then combined with others. The
@@ -188,8 +189,8 @@ class CopyingSeq2Seq(nn.Module):
         return self(batch)[1]
 
     def ktiw_probe(self, batch: Batch) -> torch.Tensor:
-        """KTIW probe beta (snell2021.md §3.1): (B, T, S) log-probability of the gold token y_t
-        when attention is replaced by a one-hot on source position l (in every head), the real
+        """KTIW probe beta (as in the official code): (B, T, S) log-probability of the gold token
+        y_t when attention is replaced by a one-hot on source position l (in every head), the real
         decoder state s_t kept: ``beta_{t,l} = log p(y_t | s_t, c_t := mean_h W^h_c h_l + b^h_c)``.
         """
         enc, dec = self.states(batch)
@@ -200,7 +201,7 @@ class CopyingSeq2Seq(nn.Module):
         return torch.log_softmax(logits, dim=-1).gather(-1, gold).squeeze(-1)  # (B, T, S)
 
     def metrics(self, batch: Batch) -> dict[str, float]:
-        """Evaluation metrics of snell2021.md §3.4 plus the recommended additions.
+        """Evaluation metrics of the official code, plus gold attention, entropy and probe accuracy.
 
         ``loss``: mean token NLL over all T targets; ``loss_words``: over the L word positions
         (EOS step excluded, the convention of the bag-of-words bounds, §9.1); ``acc``:

@@ -1,4 +1,4 @@
-"""RunSpec: the complete, frozen description of one training run (ARCHITECTURE.md, "Core objects").
+"""RunSpec: the complete, frozen description of one training run (docs/run-store.md).
 
 Its identity is a content hash of the canonical JSON of the spec plus the declared numerics
 versions of its task, model, optimizer and the training loop
@@ -52,7 +52,7 @@ class RunSpec:
     attention_snapshots: tuple[int, ...] = ()
     stop_when: tuple[str, float] | None = None
     """``(metric, threshold)``: end the run at the first evaluation where ``metric`` exceeds
-    ``threshold`` (strictly), as the official §5 classifier of snell2021.md (``can_learn``)
+    ``threshold`` (strictly), as the official multi-head code of Snell et al. (``can_learn``)
     stops a single-head run once it is known to be good. None trains every step."""
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""RunStore: a content-addressed cache of RunResults on disk (ARCHITECTURE.md, "Core objects").
+"""RunStore: a content-addressed cache of RunResults on disk (docs/run-store.md).
 
 Layout: ``ROOT/runs/<key[:2]>/<key>/{meta.json, arrays.npz}``. Arrays are ``.npz`` loaded with
 ``allow_pickle=False``; metadata is JSON carrying a schema version and the SHA-256 of the arrays
@@ -47,13 +47,18 @@ def default_cache_dir() -> Path:
     """``$ATTNVERIFY_CACHE``, else the platform's user cache directory for attnverify
     (``platformdirs.user_cache_dir``: ``$XDG_CACHE_HOME/attnverify`` or
     ``~/.cache/attnverify`` on Linux, ``~/Library/Caches/attnverify`` on macOS, the local
-    application data folder on Windows). ValueError (one line) when none of these can be
-    named: a user without a home directory (no ``$HOME`` and no password entry, as in some
-    containers) sets ``$ATTNVERIFY_CACHE`` or passes a directory."""
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR]).expanduser()
+    application data folder on Windows), except that an existing ``~/.cache/attnverify`` (the
+    location of earlier versions on every platform) keeps being used. ValueError (one line)
+    when none of these can be named: a user without a home directory (no ``$HOME`` and no
+    password entry, as in some containers) sets ``$ATTNVERIFY_CACHE`` or passes a
+    directory."""
     try:
-        path = Path(platformdirs.user_cache_dir("attnverify", appauthor=False))
+        if os.environ.get(ENV_VAR):
+            path = Path(os.path.expanduser(os.environ[ENV_VAR]))
+        else:
+            earlier = Path(os.path.expanduser("~/.cache/attnverify"))
+            path = (earlier if earlier.is_dir() and not os.environ.get("XDG_CACHE_HOME")
+                    else Path(platformdirs.user_cache_dir("attnverify", appauthor=False)))
     except (RuntimeError, KeyError):  # no home to expand "~" with
         path = Path("~")
     if str(path).startswith("~"):  # os.path.expanduser leaves "~" when it finds no home
@@ -191,6 +196,10 @@ class RunStore:
             return None
         return result_of(self._entry(key), meta, arrays)
 
+    def entry_path(self, key: str) -> Path:
+        """Where ``key``'s entry is (or would be) stored."""
+        return self._entry(key)
+
     def read_entry(self, key: str) -> tuple[dict[str, bytes], dict[str, Any],
                                              dict[str, np.ndarray]]:
         """``key``'s two files as stored, with the metadata and arrays they hold, checked by
@@ -260,6 +269,8 @@ class RunStore:
         key = spec.key()
         try:
             result = self.get(key)
+            if result is not None and result.key != key:  # its metadata names another spec
+                raise CorruptEntryError(self._entry(key), "its metadata holds another spec")
         except CorruptEntryError as exc:
             aside = self.move_aside(exc.path)
             log.warning("%s; moved to %s, recomputing", str(exc).split("; remove it")[0], aside)

@@ -1,5 +1,5 @@
 """A word-level language-modelling task read from local files in the WikiText format
-(bao2024.md §5.1-§5.2; nothing is downloaded).
+(Bao et al. 2024 train on WikiText-2; nothing is downloaded).
 
 A directory holds ``wiki.train.tokens`` and ``wiki.valid.tokens`` (``wiki.test.tokens`` is not
 read): one paragraph per line, tokens separated by spaces, ``<unk>`` already in place. As in

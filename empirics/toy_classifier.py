@@ -1,4 +1,4 @@
-"""The warm-up toy classifier of snell2021.md §4.2 as a trainable model.
+"""The warm-up toy classifier (§4.2) as a trainable model.
 
 Two unigram weights beta_0, beta_1 and an unconstrained attention weight p on token 1; the loss
 L = p (beta_0 - beta_1) needs no data, so its task yields empty batches. Trained by plain SGD

@@ -1,4 +1,4 @@
-"""The one training loop (ARCHITECTURE.md: "a second copy of a loop is a defect").
+"""The one training loop (docs/layout.md): a second copy of a loop is a defect.
 
 ``train(spec)`` builds the model from the init seed, draws every training batch from the data seed
 and evaluates on a fixed batch drawn from the eval seed, on the spec's schedule, under
@@ -91,8 +91,7 @@ def train(spec: RunSpec) -> RunResult:
 
     Runs on one torch thread whatever the caller's setting, and with torch's global generator
     seeded from the spec (restored afterwards), so a run key always maps to the same numbers
-    whatever ran before in the process (parallelism is across runs, ARCHITECTURE.md
-    "Performance conventions")."""
+    whatever ran before in the process (parallelism is across runs)."""
     return train_group([spec])[0]
 
 

@@ -1,4 +1,4 @@
-"""Versions that identify a result (ARCHITECTURE.md, "Core objects": RunSpec).
+"""Versions that identify a result (docs/run-store.md#run-identity).
 
 A run's key is the canonical JSON of its spec plus **declared numerics versions**: the
 ``code_version`` of its task, model and optimizer config classes

@@ -20,8 +20,10 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,9 @@ from attnverify.empirics.versions import source_fingerprint
 
 log = logging.getLogger("attnverify.executor")
 
+MAX_SEND_FAILURES = 10
+"""How many times in a row a new worker may be gone before it takes its first unit, before the
+pool gives up (workers that cannot even start)."""
 MAX_ATTEMPTS = 3
 """How many times a unit is started before a worker death is taken as the unit's own doing
 (e.g. a run that needs more memory than the machine has)."""
@@ -69,6 +74,7 @@ def _init_worker(parent: int) -> None:
     would otherwise leave its workers training runs nobody waits for."""
     one_thread()
     source_fingerprint()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -94,8 +100,8 @@ def train_and_store(unit: list[dict[str, Any]], store_root: str,
 
 def _worker_main(conn: Connection, parent: int, store_root: str, fingerprint: str) -> None:
     """A worker's loop: a unit (spec dicts) in, ``("done", [(metadata, arrays), ...])`` or
-    ``("error", kind, message)`` out (an OSError's message: its errno, text and file name);
-    ``None`` or a closed pipe ends it."""
+    ``("error", kind, message, traceback)`` out (an OSError's message: its errno, text, file
+    name and the whole message); ``None`` or a closed pipe ends it."""
     _init_worker(parent)
     while True:
         try:
@@ -107,10 +113,11 @@ def _worker_main(conn: Connection, parent: int, store_root: str, fingerprint: st
         try:
             results = train_and_store(unit, store_root, fingerprint)
         except OSError as exc:  # e.g. a full disk: its errno tells the CLI what to say
-            conn.send(("error", "os", (exc.errno, exc.strerror, exc.filename)))
+            conn.send(("error", "os", (exc.errno, exc.strerror, exc.filename, str(exc)),
+                       traceback.format_exc()))
         except Exception as exc:  # the parent decides; the worker stays usable
             kind = "code" if isinstance(exc, CodeMismatchError) else "other"
-            conn.send(("error", kind, f"{type(exc).__name__}: {exc}"))
+            conn.send(("error", kind, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
         else:
             conn.send(("done", [(r.metadata(), r.arrays()) for r in results]))
 
@@ -145,7 +152,7 @@ class WorkerPool:
         pending = deque(units)
         attempts: dict[int, int] = {}
         failure: Exception | None = None
-        self.restarts = 0
+        self.restarts = send_failures = 0
         context = multiprocessing.get_context("spawn")  # fork after torch init can deadlock
         try:
             self._pool = [self._start(context) for _ in range(min(self.workers, len(units)))]
@@ -155,11 +162,23 @@ class WorkerPool:
                         if not worker.process.is_alive():  # died idle: no unit lost
                             worker = self._pool[index] = self._start(context)
                             self.restarts += 1
+                        try:
+                            worker.conn.send([s.to_dict() for s in pending[0]])
+                        except OSError:  # gone since the check: replaced on the next pass
+                            send_failures += 1
+                            if send_failures > MAX_SEND_FAILURES:
+                                raise WorkerDiedError(
+                                    f"{MAX_SEND_FAILURES} new workers in a row were gone "
+                                    f"before their first run; nothing more can train "
+                                    f"here") from None
+                            continue
+                        send_failures = 0
                         worker.unit = pending.popleft()
                         attempts[id(worker.unit)] = attempts.get(id(worker.unit), 0) + 1
-                        worker.conn.send([s.to_dict() for s in worker.unit])
                 busy = [w for w in self._pool if w.unit is not None]
                 if not busy:
+                    if pending and failure is None:
+                        continue  # a worker was gone before it took a unit: try again
                     break
                 wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
                 for worker in busy:
@@ -189,12 +208,18 @@ class WorkerPool:
             return self._replace(worker, context, pending, attempts)
         worker.unit = None
         if message[0] == "error":
-            _, kind, text = message
+            _, kind, text, worker_traceback = message
             if kind == "code":
                 return CodeMismatchError(text)
             if kind == "os":  # the worker's OSError, errno and file name kept
-                return OSError(*text) if text[0] is not None else OSError(text[1])
-            return RuntimeError(f"{self.describe(unit)} failed: {text}")
+                code, strerror, filename, whole = text
+                error: Exception = (OSError(code, strerror, filename) if code is not None
+                                    else OSError(whole))
+                error.add_note(f"while training {self.describe(unit)}")
+            else:
+                error = RuntimeError(f"{self.describe(unit)} failed: {text}")
+            error.add_note(f"in the worker:\n{worker_traceback}")
+            return error
         results = [RunResult.from_parts(meta, arrays) for meta, arrays in message[1]]
         if [r.key for r in results] != [s.key() for s in unit]:
             return CodeMismatchError("the empirics code changed while the sweep ran (a "
@@ -205,21 +230,23 @@ class WorkerPool:
 
     def _replace(self, worker: _Worker, context: Any, pending: deque[list[RunSpec]],
                  attempts: dict[int, int]) -> Exception | None:
-        """``worker`` died while training its unit: start another in its place and requeue
-        the unit, unless it has used up its attempts (then the error is returned)."""
+        """``worker`` died while training its unit: requeue the unit and start another
+        worker in its place, unless the unit has used up its attempts (then the error is
+        returned, and the dead worker stays in its slot, replaced only if asked to train)."""
         unit = worker.unit
         assert unit is not None
         worker.process.join()
         code = worker.process.exitcode
         worker.conn.close()
-        self._pool[self._pool.index(worker)] = self._start(context)
-        self.restarts += 1
+        worker.unit = None
         how = (f"killed by signal {-code}" if code is not None and code < 0
                else f"exit code {code}")
         if attempts[id(unit)] >= MAX_ATTEMPTS:
             return WorkerDiedError(f"{self.describe(unit)}: its worker died {MAX_ATTEMPTS} "
                                    f"times ({how}; the out-of-memory killer does this when a "
                                    f"run needs more memory than is free)")
+        self._pool[self._pool.index(worker)] = self._start(context)
+        self.restarts += 1
         log.warning("a worker died (%s) training %s; a new worker retries it (attempt %d of "
                     "%d)", how, self.describe(unit), attempts[id(unit)] + 1, MAX_ATTEMPTS)
         pending.appendleft(unit)

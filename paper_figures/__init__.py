@@ -1,4 +1,4 @@
-"""Figure regeneration: every claim's figures, read through the run store (ARCHITECTURE.md).
+"""Figure regeneration: every claim's figures, read through the run store.
 
 ``python -m attnverify.paper_figures [--profile P] [--out DIR]`` (or ``attnverify figures``)
 evaluates each claim at the profile, training only the runs missing from the cache, and writes

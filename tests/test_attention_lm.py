@@ -1,5 +1,6 @@
-"""The one-layer attention LM of Bao et al. (bao2024.md §5.2), its random-walk task, the
-WikiText-format loader (on a sample the test writes) and LocAteR against theory.bao.locater."""
+"""The one-layer attention LM of Bao et al. (fairseq's ``transformer_lm``), its random-walk task,
+the WikiText-format loader (on a sample the test writes) and LocAteR against
+theory.bao.locater."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input, one table (ARCHITECTURE.md, "Contracts"): across the CLI, the RunSpecs a
+"""Bad input, one table (docs/cli.md): across the CLI, the RunSpecs a
 claim builds (``verify --param``) and ``predict``, every row prints one line on stderr naming
 the problem and the accepted values, exits with 2, prints no traceback and writes nothing: no
 cache directory, no report directory."""

@@ -1,6 +1,6 @@
-"""theory.bao against Monte Carlo under its token model (bao2024.md §8.2 items 1, 2, 7, 8, 11),
-and the samplers the Monte Carlo rests on. Tolerances come from standard errors (Bonferroni over
-the positions tested), except where the spec states the Gaussian approximation's accuracy."""
+"""theory.bao against Monte Carlo under its token model, and the samplers the Monte Carlo rests
+on. Tolerances come from standard errors (Bonferroni over the positions tested), except where
+docs/derivations.md states the Gaussian approximation's accuracy."""
 
 from __future__ import annotations
 

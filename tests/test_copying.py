@@ -1,4 +1,4 @@
-"""The copying generators (snell2021.md §2.1): invariants for any (distribution, V, L)."""
+"""The copying generators (§2.1): invariants for any (distribution, V, L)."""
 
 from __future__ import annotations
 

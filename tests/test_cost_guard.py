@@ -72,12 +72,33 @@ def test_negative_control_a_short_verify_asks_nothing(tmp_path):
 
 
 def test_the_threshold_is_on_wall_time_over_the_workers(tmp_path):
-    """The same runs are under the threshold on enough workers."""
-    claim, store = claim_with_timed_store(tmp_path / "c", seconds_per_run=1.0)
-    n = len(claim.specs(claim.params("smoke")))
-    seconds = CONFIRM_ABOVE_S * 4 / n  # the claim's runs take 4x the threshold on one worker
-    claim, store = claim_with_timed_store(tmp_path / "d", seconds_per_run=seconds)
+    """The same runs (3, each 0.9 of the threshold) are over it on 2 workers (1.35) and under
+    it on 8 (the longest run, 0.9)."""
+    claim, store = claim_with_timed_store(tmp_path / "c", seconds_per_run=0.9 * CONFIRM_ABOVE_S)
+    assert len(claim.specs(claim.params("smoke"))) == 3
     with pytest.raises(UserError, match="pass --yes"):
         confirm_cost(args(), [claim], store, {}, {}, workers=2, place=lambda s: s)
     confirm_cost(args(), [claim], store, {}, {}, workers=8, place=lambda s: s,
                  ask=lambda _: pytest.fail("under the threshold on 8 workers"))
+
+
+def test_one_long_run_is_not_spread_over_idle_workers(tmp_path):
+    """Wall time is at least the longest run: many workers do not hide one long run."""
+    claim, store = claim_with_timed_store(tmp_path / "c", seconds_per_run=2 * CONFIRM_ABOVE_S)
+    with pytest.raises(UserError, match="pass --yes"):
+        confirm_cost(args(), [claim], store, {}, {}, workers=256, place=lambda s: s)
+
+
+def test_the_question_goes_to_stderr_and_end_of_input_is_no(tmp_path, monkeypatch, capsys):
+    import io
+
+    from attnverify.compare.cli.cost_guard import ask_on_stderr
+
+    claim, store = claim_with_timed_store(tmp_path / "c", seconds_per_run=1e6)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # Ctrl-D at once
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    with pytest.raises(UserError, match="not confirmed"):
+        confirm_cost(args(), [claim], store, {}, {}, workers=1, place=lambda s: s,
+                     ask=ask_on_stderr)
+    out, err = capsys.readouterr()
+    assert out == "" and "Go ahead? [y/N]" in err

@@ -150,9 +150,16 @@ def test_a_workers_os_error_keeps_its_errno_for_the_one_line_disk_message(store)
     from attnverify.empirics.worker_pool import WorkerPool, _Worker
 
     ours, theirs = multiprocessing.Pipe()
-    theirs.send(("error", "os", (errno.ENOSPC, "No space left on device", "/cache/x")))
+    theirs.send(("error", "os", (errno.ENOSPC, "No space left on device", "/cache/x",
+                                 "[Errno 28] No space left on device: '/cache/x'"), "trace"))
     pool = WorkerPool(2, store, lambda unit: "a unit")
     worker = _Worker(process=multiprocessing.current_process(), conn=ours, unit=specs()[:1])
     error = pool._settle(worker, None, None, {}, lambda spec, result: None)
     assert isinstance(error, OSError) and error.errno == errno.ENOSPC
     assert error.filename == "/cache/x" and worker.unit is None
+    assert any("a unit" in note for note in error.__notes__)
+    # an OSError without errno keeps its message
+    theirs.send(("error", "os", (None, None, None, "corpus /x not found"), "trace"))
+    worker.unit = specs()[:1]
+    error = pool._settle(worker, None, None, {}, lambda spec, result: None)
+    assert isinstance(error, OSError) and str(error) == "corpus /x not found"

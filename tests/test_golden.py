@@ -1,5 +1,5 @@
 """Golden regression runs: one tiny deterministic run per model family, its metric arrays
-stored under ``tests/golden/`` (ARCHITECTURE.md, "Core objects": RunSpec).
+stored under ``tests/golden/`` (docs/run-store.md#run-identity).
 
 A run's key carries the declared numerics versions of its task, model, optimizer and the loop,
 not its source (:mod:`attnverify.empirics.versions`). These runs are what keeps that honest: a

@@ -1,4 +1,4 @@
-"""Layering rules of ARCHITECTURE.md: theory never imports torch; empirics never imports theory
+"""Layering rules of docs/layout.md: theory never imports torch; empirics never imports theory
 or compare; the light entry points (``import attnverify.theory``, ``attnverify predict``,
 ``attnverify --version``) import neither torch nor hypothesis. Each check runs in a fresh
 interpreter started outside the repository, so only the installed ``attnverify`` is importable."""

@@ -1,6 +1,6 @@
-"""The §5 multi-head protocol of Snell et al. (snell2021.md §5): heads on a shared base
-initialisation, classified good/bad by single-head runs, then combined; the claim runs in
-stages (``Claim.followup``)."""
+"""The §5 multi-head protocol of Snell et al. (``multihead.py`` of their code): heads on a
+shared base initialisation, classified good/bad by single-head runs, then combined; the claim
+runs in stages (``Claim.followup``)."""
 
 from __future__ import annotations
 
@@ -292,6 +292,22 @@ def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     assert notes[2].endswith("11 single-head runs; kept 2 good and 2 bad of 2 each)")
 
 
+def storable(run: RunResult) -> RunResult:
+    """A fake run as the training loop would store it (empirics.result_schema): its
+    histories on the spec's schedule, up to the evaluation where ``stop_when`` ends it or to
+    the last (the last value held), and one training loss per step trained."""
+    spec, n = run.spec, len(run.eval_steps)
+    schedule = spec.eval_steps()
+    stop = spec.stop_when
+    stopped = stop is not None and run.metrics[stop[0]][-1] > stop[1]
+    length = n if stopped else len(schedule)
+    metrics = {k: np.concatenate([v, np.repeat(v[-1:], length - n)])
+               for k, v in run.metrics.items()}
+    steps = np.array(schedule[:length])
+    return RunResult(spec=spec, status="ok", eval_steps=steps, metrics=metrics,
+                     train_loss=np.zeros(int(steps[-1])))
+
+
 def test_the_dry_run_replays_the_stages_the_store_decides(store):
     """``verify --dry-run`` of a claim in stages: the stages whose runs are all stored are
     replayed (their results decide the next), the first incomplete one is what is left to
@@ -301,7 +317,7 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     claim = MultiheadRescuesPermutations()
     stages, results, combos = drive(claim, SCRIPTED, SCRIPT)
     for r in results[:9]:  # stages 1 and 2 of the scripted table
-        store.put(r)
+        store.put(storable(r))
     (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
     assert (p.stage, p.runs, p.cached, p.staged) == (3, 11, 9, True)
     assert [candidate(s) for s in p.missing] == stages[2] == [(3, 1), (4, 1)]
@@ -310,7 +326,7 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     assert p.note == ("6 of at most 9 candidates drawn, 9 single-head runs; kept 0 good and 2 "
                       "bad of 2 each")
     for r in results[9:] + [fake(s, [0.1, 0.5]) for s in combos]:
-        store.put(r)
+        store.put(storable(r))
     (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})
     assert (p.runs, p.cached, p.missing, p.staged) == (11 + len(combos), 11 + len(combos), [],
                                                        False)

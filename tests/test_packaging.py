@@ -1,4 +1,4 @@
-"""One import root (ARCHITECTURE.md, "Layout"): the wheel installs ``attnverify`` and nothing
+"""One import root (docs/layout.md): the wheel installs ``attnverify`` and nothing
 else at the top level of site-packages, ships the license and ``py.typed``; the console script
 and ``python -m attnverify.paper_figures`` work from a directory holding a user's own
 ``compare.py``, ``theory.py`` and ``empirics/``, which the old top-level names would have picked up.

@@ -1,4 +1,4 @@
-"""The report: report.json follows the schema of ARCHITECTURE.md; md and html are complete."""
+"""The report: report.json follows the schema of docs/report.md; md and html are complete."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ DAMAGE = {
     "metric one value short": _set("metric/acc", lambda a: a[:-1]),
     "metric one value long": _set("metric/acc", lambda a: np.append(a, 0.5)),
     "metric as integers": _set("metric/acc", lambda a: a.astype(np.int64)),
-    "metric all NaN in an ok run": _set("metric/acc", lambda a: np.full_like(a, np.nan)),
+    "loss metric all NaN in an ok run": _set("metric/loss", lambda a: np.full_like(a, np.nan)),
     "one infinite metric value": _set("metric/loss", lambda a: np.where(
         np.arange(a.size) == 1, np.inf, a)),
     "eval steps as floats": _set("eval_steps", lambda a: a.astype(np.float64)),
@@ -116,7 +116,7 @@ def test_negative_control_a_rewrite_that_changes_nothing_is_read(store):
     assert store.get(trained.key) is not None and store.lookup(spec()) is not None
 
 
-@pytest.mark.parametrize("damage", ["metric all NaN in an ok run", "eval steps cut short",
+@pytest.mark.parametrize("damage", ["loss metric all NaN in an ok run", "eval steps cut short",
                                     "ok run relabelled diverged"])
 def test_pack_and_unpack_refuse_such_an_entry(store, tmp_path, damage):
     trained, other = train(spec()), train(spec(seed=1))
@@ -198,3 +198,50 @@ def test_stale_entries_are_shown_as_stored(store, tmp_path: Path):
     assert not store.is_current(trained.key)
     result = store.get(trained.key)
     assert isinstance(result, RunResult) and result.spec.steps == 7
+
+
+def _from_golden(name: str, **changes) -> RunSpec:
+    data = json.loads((Path(__file__).parent / "golden" / f"{name}.json").read_text())["spec"]
+    for path, value in changes.items():
+        part, _, field = path.partition(".")
+        if field:
+            data[part][field] = value
+        else:
+            data[part] = value
+    return RunSpec.from_dict(data)
+
+
+LEGITIMATE = {
+    # the update after the last recorded loss blows the weights up: NaN metrics, still ok
+    "ok, NaN metrics at the last evaluation": lambda: dataclasses.replace(diverging(), steps=2),
+    # a snapshot on the step before divergence is taken on non-finite weights
+    "diverged, NaN snapshot at its last evaluation": lambda: dataclasses.replace(
+        diverging(), attention_snapshots=(2,)),
+    # an attention entropy over no earlier positions (T = 2) is NaN by design
+    "attention LM at T = 2": lambda: _from_golden("attention_lm", **{"task.T": 2}),
+    # no computable position at some depth under the prefix curriculum: an empty depth bin
+    "retrieval, empty depth bin": lambda: _from_golden(
+        "retrieval_transformer", **{"task.D": 5, "task.ic_scope": "prefix", "eval_size": 4}),
+}
+
+
+@pytest.mark.parametrize("case", LEGITIMATE)
+def test_runs_with_legitimate_non_finite_values_pass(store, case):
+    """Negative controls: what the training loop produces is a run of its spec, NaN where
+    the model or the last update makes one; it is stored and read back."""
+    result = train(LEGITIMATE[case]())
+    values = [*result.metrics.values(), *result.attention.values()]
+    assert not all(np.isfinite(v).all() for v in values), "the case lost its NaN"
+    check_result(result)
+    store.put(result)
+    assert store.get(result.key) is not None
+
+
+def test_an_entry_whose_metadata_names_another_spec_is_not_used_for_its_key(store):
+    """The metadata carries no checksum: a spec field edited in place must not make
+    ``lookup`` hand another run to the spec that asked (it is moved aside, recomputed)."""
+    trained = train(spec())
+    store.put(trained)
+    rewrite(store, trained.key, lambda meta, arrays: meta["spec"].update(seed=1))
+    assert store.lookup(spec()) is None
+    assert trained.key not in store and len(list((store.root / "corrupt").iterdir())) == 1

@@ -1,4 +1,4 @@
-"""The retrieval task generator (musat2024.md §1.3, §9.1 item 6) and the transformer."""
+"""The retrieval task generator (its invariants for the minimal formulation) and the transformer."""
 
 from __future__ import annotations
 

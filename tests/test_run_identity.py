@@ -1,4 +1,4 @@
-"""Run identity (ARCHITECTURE.md, "Core objects": RunSpec): a key is the canonical spec plus the
+"""Run identity (docs/run-store.md#run-identity): a key is the canonical spec plus the
 declared numerics versions of its task, model, optimizer and the loop, never source bytes.
 Editing a docstring of the loop keeps every key; a bumped version changes exactly the keys of
 the runs that use the class; a config or a claim without a version is refused when it is

@@ -1,4 +1,4 @@
-"""The copying seq2seq of snell2021.md §1.1/§1.2: structure, probe, heads."""
+"""The copying seq2seq of Snell et al. (single- and multi-head): structure, probe, heads."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """theory.bao checked, not trusted: the exact moments against a brute-force covariance matrix,
 the sympy continuum limit against the discrete moments, the regimes' limits, the annealed
-entropy's anchor, LocAteR's gradients and trace preservation (bao2024.md §3, §4, §8.2)."""
+entropy's anchor, LocAteR's gradients and trace preservation
+(docs/derivations.md#bao-hataya-karakida-2024)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ stds = st.floats(0.0, 2.0)
 
 
 def spec_reference_moments(W, T):
-    """The spec's reference code (bao2024.md §8.1), with the T x T covariance matrix."""
+    """A reference implementation with the explicit T x T covariance matrix."""
     d = W.shape[0]
     c = 1 / np.sqrt(d)
     t = np.arange(1, T + 1)
@@ -51,7 +52,7 @@ def test_sympy_derives_the_variance_polynomial():
 
 @given(d=st.integers(4, 128), T=st.integers(256, 1024), m=means, sd=st.floats(1e-3, 2.0))
 def test_continuum_limit_within_the_spec_bound_for_large_T(d, T, m, sd):
-    """bao2024.md §8.2 item 3: |v_t / [(2s^2 - 2s + 7/12) tr W^2 / d] - 1| <= 0.02 for T >= 256
+    """The continuum bound: |v_t / [(2s^2 - 2s + 7/12) tr W^2 / d] - 1| <= 0.02 for T >= 256
     (the gap is about 2.5/T, so 0.02 holds from T = 128 on; T >= 256 leaves margin)."""
     exact = theory.bao.score_moments(d, T, m, sd).value
     mu_c, v_c = theory.bao.continuum_moments_symmetric(d, T, m, sd)

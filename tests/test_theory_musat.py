@@ -1,6 +1,6 @@
 """theory.musat checked, not trusted: the closed forms against the information-flow game
 (literal, on sets, and on intervals) and the written-down transformer against both
-(musat2024.md §2, §9.1)."""
+(docs/derivations.md#mușat-2024)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""theory.snell: closed forms checked against exact enumeration and Monte Carlo (snell2021.md §9.3
-T1, T2)."""
+"""theory.snell: closed forms checked against exact enumeration and Monte Carlo (§4.5)."""
 
 from __future__ import annotations
 

@@ -133,6 +133,20 @@ def test_theory_and_derivations_name_no_file_outside_the_repository():
         assert not found, f"{path.relative_to(ROOT)} mentions {found}"
 
 
+
+def test_shipped_code_and_docs_name_no_specification_file():
+    """Users cannot open the papers' specification files: code, examples and docs cite the
+    papers by name and docs/derivations.md instead."""
+    folders = ("compare", "empirics", "paper_figures", "examples", "docs")
+    files = [ROOT / "README.md", *(path for folder in folders
+                                   for path in sorted((ROOT / folder).rglob("*"))
+                                   if path.suffix in {".py", ".md"})]
+    assert len(files) > 100  # the folders are where this test expects them
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        found = [word for word in ("shared/papers", *OUTSIDE) if word in text]
+        assert not found, f"{path.relative_to(ROOT)} mentions {found}"
+
 def test_anchor_rule():
     assert github_anchors("# A\n## Stage-1 bag-of-words optimum\n```\n# not a heading\n```\n"
                           "## ANTRP comparison\n## A\n") == {

@@ -1,4 +1,4 @@
-"""The training loop: determinism, divergence as a result, and the model of snell2021.md §1.1."""
+"""The training loop: determinism, divergence as a result, and the copying model of Snell et al."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``attnverify`` command line (ARCHITECTURE.md, "Contracts").
+"""The ``attnverify`` command line (docs/cli.md).
 
     attnverify verify [--paper P] [--claim ID ...] [--profile smoke|quick|full] [--out DIR]
                       [--executor local|dask-local|dask://HOST:PORT] [--workers N] [--cache DIR]

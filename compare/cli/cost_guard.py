@@ -4,7 +4,8 @@ time (the ``quick`` profile on a laptop), or with ``--yes``.
 
 The estimate is the dry run's (:mod:`attnverify.compare.plan`): the runs of each claim's first
 stage the store lacks (and of later stages the store decides), timed from the stored runs of
-their model family, else from the reference speeds of :data:`plan.REFERENCE_RATES`. On a
+their model family, else from the reference speeds of :data:`plan.REFERENCE_RATES`; the wall
+time is their CPU time over the workers, or the longest run when that is longer. On a
 terminal the question is asked; in a batch job (stdin not a terminal) the command ends in one
 line saying how to go ahead, and nothing is trained or written.
 """
@@ -35,10 +36,17 @@ def add_option(parser: argparse.ArgumentParser) -> None:
                              f"have planned with --dry-run)")
 
 
+def ask_on_stderr(question: str) -> str:
+    """``question`` on stderr (stdout may be a JSON stream), the answer from stdin; end of
+    input is no."""
+    print(question, end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline()
+
+
 def confirm_cost(args: argparse.Namespace, claims: Sequence[Claim], store: RunStore,
                  overrides: dict[str, Any], points: dict[str, dict[str, Any]],
                  workers: int, place: Callable[[RunSpec], RunSpec],
-                 ask: Callable[[str], str] = input) -> None:
+                 ask: Callable[[str], str] = ask_on_stderr) -> None:
     """Return when the training ahead is short, ``--yes`` was given, or the user agreed;
     UserError (one line) otherwise."""
     if args.yes:
@@ -49,8 +57,10 @@ def confirm_cost(args: argparse.Namespace, claims: Sequence[Claim], store: RunSt
     missing = list({s.key(): s for p in plans for s in p.missing}.values())
     if not missing:
         return
-    total = estimate(missing, measured_rates(store))
-    wall = dataclasses.replace(total, seconds=total.seconds / workers)
+    rates = measured_rates(store)
+    total = estimate(missing, rates)
+    longest = max(estimate([spec], rates).seconds for spec in missing)
+    wall = dataclasses.replace(total, seconds=max(total.seconds / workers, longest))
     if wall.seconds <= CONFIRM_ABOVE_S:
         return
     what = (f"this verify would train {len(missing)} runs, about {wall.text()} on {workers} "

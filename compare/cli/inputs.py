@@ -1,4 +1,4 @@
-"""What a user types, checked before anything is written (ARCHITECTURE.md, "Contracts").
+"""What a user types, checked before anything is written (bad input: docs/cli.md).
 
 Every check raises :class:`UserError` with one line naming the option, the problem and what is
 accepted; the command line prints it and exits with 2. Options that take one value refuse a

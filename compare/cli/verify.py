@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     with common.executor(args, store) as executor, _param_errors(points):
         cost_guard.confirm_cost(args, claims, store, overrides, points,
-                                workers=getattr(executor, "workers", None) or 1,
+                                workers=executor.workers,
                                 place=executor.place)
         report = build_report(claims, args.profile, executor, overrides, points)
     try:

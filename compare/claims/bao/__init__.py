@@ -1,6 +1,6 @@
-"""Claims of Bao, Hataya, Karakida (2024), ``shared/papers/bao2024.md``, in the order of the
-report. The theory they test is the spec's derivation under a stated token model, not
-the paper's own theorem (which was not available); every statistic says so."""
+"""Claims of Bao, Hataya, Karakida (2024), in the order of the report. The theory they test is
+attnverify's derivation (docs/derivations.md#bao-hataya-karakida-2024) under a stated token
+model, not the paper's own theorem (which was not available); every statistic says so."""
 
 from attnverify.compare.claims.bao.entropy import EntropyMonotoneInMean, EntropyMonotoneInVariance
 from attnverify.compare.claims.bao.locater import LocaterEffect

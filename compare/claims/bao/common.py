@@ -22,8 +22,9 @@ from attnverify.empirics import (
 )
 
 TOKEN_MODEL = (
-    "Token model of the derivation (bao2024.md §2.2, not the paper's own statement, which was "
-    "not available): tokens are an isotropic Gaussian random walk, Cov(x_j, x_k) = min(j, k)/T I; "
+    "Token model of the derivation (docs/derivations.md#random-walk-token-model, not the "
+    "paper's own statement, which was not available): tokens are an isotropic Gaussian random "
+    "walk, Cov(x_j, x_k) = min(j, k)/T I; "
     "the query is the last token; scores z_t = x_T^T W x_t / sqrt(d) are centred over the keys; "
     "rho_t = P(0 < z~_t < 1) with z~_t taken as Gaussian (the surrogate's linear region (0, 1))."
 )
@@ -33,7 +34,8 @@ MONTE_CARLO: dict[str, dict[str, Any]] = {
     "quick": {"n_samples": 4_000, "seed": 0},
     "full": {"n_samples": 20_000, "seed": 0},
 }
-"""Walks per point. 4,000 is the spec's minimum for the moment tests (bao2024.md §8.2)."""
+"""Walks per point. 4,000 is the minimum of the reconstruction's test plan for the moment
+tests."""
 
 FAMILY_ALPHA = 1e-3
 """Family-wise false-alarm rate of every z-test family (Bonferroni over positions and points)."""
@@ -79,7 +81,7 @@ def z_bound(n_tests: int) -> float:
 
 
 def draw_points(n_points: int, seed: int) -> list[tuple[int, int, float, float]]:
-    """Random (d, T, mean, std) in the spec's test ranges (bao2024.md §8.2): d in [16, 128]
+    """Random (d, T, mean, std) in the ranges of the reconstruction's test plan: d in [16, 128]
     (log-uniform), T in [16, 256], mean in [-0.3, 0.3], std in [0, 0.5]."""
     rng = np.random.default_rng(seed)
     return [(round(2 ** rng.uniform(4, 7)), int(rng.integers(16, 257)),

@@ -1,5 +1,5 @@
 """Softmax entropy of the last-token query across the (eigen-mean, eigen-std) plane
-(bao2024.md §3.4, derived in simulation, not stated in the paper; §8.2 item 7): at fixed mean it
+(§3.6, found in simulation, not stated in the paper): at fixed mean it
 does not rise with the eigen-std, and at fixed std it does not rise with |eigen-mean|.
 
 Both claims walk a grid along one axis with common random numbers (the same eigenvectors,
@@ -95,7 +95,7 @@ class EntropyMonotone(Claim):
         if gaps:
             why += (f"; the annealed approximation is within {max(gaps):.4f} nats of Monte Carlo "
                     "where std <= 0.3 (reported, not decided; it ignores condensation on a few "
-                    "tokens at large std, bao2024.md §3.6)")
+                    "tokens at large std, docs/derivations.md#annealed-entropy)")
         head_mean, head_se = totals[0]
         return Assessment(
             verdict=verdict, reason=reason,

@@ -1,5 +1,5 @@
-"""``bao.locater_effect`` (bao2024.md §4, §5.3): training with LocAteR improves validation
-loss (perplexity) against training without it.
+"""``bao.locater_effect`` (Bao et al. 2024; the candidate formulas: §4): training with LocAteR
+improves validation loss (perplexity) against training without it.
 
 Two blocks of seeds (docs/methodology.md, "Protocols"):
 
@@ -221,7 +221,7 @@ class LocaterEffect(LocaterRuns):
     code_version = 2
     protocol = LOCATER_EFFECT
     statement = ("Training with LocAteR improves validation loss (perplexity) against training "
-                 "without it (bao2024.md §4); the rise of attention entropy and a plain "
+                 "without it (Bao et al. 2024); the rise of attention entropy and a plain "
                  "Frobenius penalty at matched eigen-variance are reported beside it.")
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:

@@ -1,6 +1,5 @@
 """Claims on the score moments and the propagation probability against Monte Carlo
-(bao2024.md §3.2, §3.3 and §8.2; the formulas are derived under the token model, not the
-paper's)."""
+(§3.2, §3.3; the formulas are derived under the token model, not the paper's)."""
 
 from __future__ import annotations
 
@@ -125,11 +124,12 @@ class PropagationProbability(Claim):
     """``bao.propagation_probability``: rho_t from the derived moments against the Monte Carlo
     frequency of 0 < z~_t < 1.
 
-    Tolerance (bao2024.md §8.2 item 2): the Gaussian approximation behind rho is coarser at
-    small d, where the quadratic form z~ = c q^T W y is far from Gaussian: max_t |rho^ - rho| <=
-    0.06 for d >= 32 and <= 0.12 for d in [8, 16], plus 4 binomial standard errors of rho^ for
-    sampling noise. The spec calibrated these bounds by simulation; they are the claim's
-    statement of "within the Gaussian approximation's accuracy", not fitted here.
+    Tolerance (docs/derivations.md#propagation-probability-and-rho-profile): the Gaussian
+    approximation behind rho is coarser at small d, where the quadratic form z~ = c q^T W y is
+    far from Gaussian: max_t |rho^ - rho| <= 0.06 for d >= 32 and <= 0.12 for d in [8, 16], plus
+    4 binomial standard errors of rho^ for sampling noise. These bounds were calibrated by
+    simulation beforehand; they are the claim's statement of "within the Gaussian
+    approximation's accuracy", not fitted here.
     """
 
     id = "bao.propagation_probability"
@@ -200,8 +200,9 @@ class PropagationProbability(Claim):
             statistic=(f"Monte Carlo frequency of 0 < z~_t < 1 over {params['n_samples']} walks, "
                        f"T = {T}, d in {list(params['dims'])}. {TOKEN_MODEL}"),
             tolerance={"d >= 32": 0.06, "d < 32": 0.12, "plus": "4 binomial SE",
-                       "why": "the spec's simulation-calibrated accuracy of the Gaussian "
-                              "approximation (bao2024.md §8.2 item 2) plus sampling noise"},
+                       "why": "the simulation-calibrated accuracy of the Gaussian approximation "
+                              "(docs/derivations.md#propagation-probability-and-rho-profile) "
+                              "plus sampling noise"},
             explanation=explanation,
             details={"cases": rows, "max_error_by_d": by_d},
             figures={"rho_profiles": self._figure(profiles, T, by_d, rows)} if profiles else {},
@@ -302,7 +303,7 @@ class AntrpVariantDisagrees(Claim):
         reason = Reason.NOT_TESTABLE if verdict is Verdict.INCONCLUSIVE else None
         return Assessment(
             verdict=verdict,
-            theory="v_ANTRP / v_derived in [1/d, 13.5/d] (bao2024.md §3.3 item 3)",
+            theory="v_ANTRP / v_derived in [1/d, 13.5/d] (docs/derivations.md#antrp-comparison)",
             empirical={"value": min(r["max_z_antrp"] for r in rows),
                        "at": "smallest max |z| of the ANTRP variance over d"},
             statistic=(f"Monte Carlo variance over {params['n_samples']} walks at mean {m}, "

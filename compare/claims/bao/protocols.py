@@ -233,7 +233,7 @@ ENTROPY_MONOTONE_IN_MEAN = _derivation(
         "one W per mean (common eigenvectors and noise) at one (d, T, std): a statement about "
         "those W, not an average over W",
         "the grid's mean 0 is shared by both chains, so the two signs are not independent",
-        "a property of the spec's score model found in simulation (bao2024.md §3.4), not a "
+        "a property of the derivation's score model found in simulation (§3.6), not a "
         "theorem of the paper",
         NO_PRECONDITION,
     ))

@@ -1,6 +1,7 @@
-"""``bao.rank_collapse_at_uniform`` (bao2024.md §2.3, §8 item 8): one untrained attention layer
-with W = 0 makes every output token the same (rank collapse), while the localized regime keeps
-them apart; a Monte Carlo check under the spec's token model."""
+"""``bao.rank_collapse_at_uniform`` (rank collapse as in Dong et al. 2021): one untrained
+attention layer with W = 0 makes every output token the same (rank collapse), while the
+localized regime keeps them apart; a Monte Carlo check under the derivation's token model
+(§2.2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Claims on the three regimes of the (eigen-mean, eigen-std) plane (bao2024.md §3.4, derived):
+"""Claims on the three regimes of the (eigen-mean, eigen-std) plane (§3.4, derived):
 zero mean gives no selectivity (the rank-collapse side), large variance makes rho vanish (the
-entropy-collapse side), non-zero mean with small variance localizes (§8.2 items 4-6; softmax
+entropy-collapse side), non-zero mean with small variance localizes (softmax
 entropy across the plane is :mod:`.entropy`, the rank-collapse measure :mod:`.rank_collapse`)."""
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class LargeVarianceVanishes(Claim):
 
 class SmallVarianceLocalizes(Claim):
     """``bao.small_variance_localizes``: non-zero mean and small std give a window of tokens
-    with rho near 1 (bao2024.md §8.2 item 5).
+    with rho near 1 (docs/derivations.md#regimes-and-thresholds).
 
     With ``delta = 4 max_t sqrt(v_t)`` (needs max v < 1/64 so that delta < 1/2): rho_t >= 0.95
     where mu_t in [delta, 1 - delta] and rho_t <= 0.05 where mu_t outside [-delta, 1 + delta],
@@ -256,7 +256,9 @@ class SmallVarianceLocalizes(Claim):
                        f"{list(params['cases'])}, T = {T}, {params['n_samples']} walks. "
                        f"{TOKEN_MODEL}"),
             tolerance={"inside": ">= 0.95", "outside": "<= 0.05", "delta": "4 max sqrt(v_t)",
-                       "why": "bao2024.md §8.2 item 5; 4 SE absorbs sampling noise"},
+                       "why": "the small-variance limit of "
+                              "docs/derivations.md#regimes-and-thresholds; 4 SE absorbs "
+                              "sampling noise"},
             explanation=why, details={"cases": rows},
             figures={"phase_map": self._phase_map(T)},
             reason=None if valid else Reason.NOT_TESTABLE)

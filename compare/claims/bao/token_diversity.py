@@ -1,4 +1,4 @@
-"""``bao.small_variance_prevents_rank_collapse_in_training`` (bao2024.md §3.5 (6), §2.3): in
+"""``bao.small_variance_prevents_rank_collapse_in_training`` (Bao et al. 2024): in
 trained models, a smaller query-key eigen-variance does not push the tokens after attention
 together (rank collapse); the paper argues that small variance with a non-zero mean avoids
 both rank collapse and entropy collapse.
@@ -96,7 +96,7 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
     code_version = 1
     protocol = TOKEN_DIVERSITY_IN_TRAINING
     statement = ("In trained models, a smaller query-key eigen-variance (LocAteR) keeps the "
-                 "tokens after attention apart rather than collapsing them (bao2024.md §3.5: "
+                 "tokens after attention apart rather than collapsing them (Bao et al. 2024: "
                  "small variance prevents rank collapse).")
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:

@@ -1,4 +1,4 @@
-"""Trained one-layer attention language models (bao2024.md §4, §5 and §8.3): the runs the Bao
+"""Trained one-layer attention language models (Bao et al. 2024): the runs the Bao
 training claims share, and whether the trained spectrum tells how localized the trained
 attention is (LocAteR's effect is :mod:`attnverify.compare.claims.bao.locater`).
 

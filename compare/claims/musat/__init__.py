@@ -1,4 +1,4 @@
-"""Claims of Mușat (2024, ICLR 2025), ``shared/papers/musat2024.md``, in report order.
+"""Claims of Mușat (2024, ICLR 2025), in report order (docs/derivations.md#mușat-2024).
 The minimal formulation and the theory's integer forms are reconstructions [R]; every statistic
 says so."""
 

@@ -1,4 +1,4 @@
-"""Claims on the depth bound itself (musat2024.md §2): the closed form against the
+"""Claims on the depth bound itself (§2.1-§2.4): the closed form against the
 information-flow game, and a transformer with written-down weights against both."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
 from attnverify.theory.musat import construction
 
-RECONSTRUCTION = ("Reconstruction [R] (musat2024.md): the paper's body was not available; D = "
+RECONSTRUCTION = ("Reconstruction [R] (docs/derivations.md#mușat-2024): the paper's body was "
+                  "not available; D = "
                   "links of the queried chain, statements of 2 tokens, Assumption 1 formalised "
                   "as the information-flow game of §2.2.")
 FROZEN = "2026-11-25"

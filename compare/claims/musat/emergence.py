@@ -1,5 +1,5 @@
-"""Claims on what emerges during training under the implicit curriculum (musat2024.md §5, [R]):
-depths in order, heads one at a time."""
+"""Claims on what emerges during training under the implicit curriculum (Mușat 2024; the
+measurement is reconstructed [R]): depths in order, heads one at a time."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The figures of the retrieval claims (musat2024.md §4-§5): the depth heat map, head
+"""The figures of the retrieval claims: the depth heat map, head
 emergence, the implicit curriculum's curves and attention maps."""
 
 from __future__ import annotations

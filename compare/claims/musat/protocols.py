@@ -7,9 +7,11 @@ from attnverify.compare.claims.musat.bounds import FROZEN
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 
 LEARNED = 0.9
-"""A query (or a depth) counts as learned at accuracy >= 0.9 (musat2024.md §9.2-§9.3)."""
+"""A query (or a depth) counts as learned at accuracy >= 0.9 (the example threshold of the
+reconstruction's test plan, docs/methodology.md#starting-values)."""
 CHANCE_MARGIN = 0.1
-"""'Near chance': at most 1/K + 0.1 (the spec's starting value of delta, §9.3)."""
+"""'Near chance': at most 1/K + 0.1 (the starting value of delta in the reconstruction's test
+plan)."""
 HEAD_THRESHOLD = 0.5
 """A head has emerged when its best structural score is >= 0.5 for 3 evaluations in a row."""
 DECISION_SEEDS = 100

@@ -1,4 +1,4 @@
-"""The base of the Mușat training claims (musat2024.md §4-§5): the runs a claim reads, in
+"""The base of the Mușat training claims: the runs a claim reads, in
 groups of cells, and the helpers their decisions share."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The retrieval runs the Mușat claims share (musat2024.md §4, §9.2): the configurations of
+"""The retrieval runs the Mușat claims share: the configurations of
 each profile, the cells they train and what the claims read off a run."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
-                   "architecture unknown (musat2024.md §4)")
+                   "the paper's architecture is unknown")
 
 NO_GRID: dict[str, Any] = {"D": (), "layers": (), "distractors": 0, "seeds": 0}
 RETRIEVAL: dict[str, dict[str, Any]] = {

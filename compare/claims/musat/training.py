@@ -1,11 +1,13 @@
-"""Claims on trained transformers (musat2024.md §4-§5 and §9.3): depth below the bound fails,
-enough depth with the implicit curriculum learns, query-only supervision does not, depths and
-heads emerge in order.
+"""Claims on trained transformers: depth below the bound fails, enough depth with the implicit
+curriculum learns, query-only supervision does not, depths and heads emerge in order.
 
-Configurations are CPU-sized at ``quick`` and keep the spec's pitfalls in mind (§9.2): K = 4
-chains (chance 1/4 on the query, no single-chain shortcut); a separate query token, so the
-learning runs use at least the refined bound + 1 layers (pitfall b); the same step budget for
-IC and query-only (pitfall c). Runs are shared between the claims through the cache.
+Configurations are CPU-sized at ``quick`` and avoid three known pitfalls: K = 4 chains (chance
+1/4 on the query, no single-chain shortcut); a separate query token, so the learning runs use
+at least the refined bound + 1 layers (the bound is only necessary, and with a separate query
+the refined bound can be a layer higher:
+docs/derivations.md#information-flow-game-and-refined-bound); the same step budget for IC and
+query-only (training near the bound may need many steps). Runs are shared between the claims
+through the cache.
 
 The learning cell at ``quick`` is D = 2 with 4 layers (refined bound 2, so + 2), the smallest
 chain with two depths >= 1 to order. Measured on this CPU before choosing it (IC, K = 4, no

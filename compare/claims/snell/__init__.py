@@ -1,5 +1,5 @@
-"""Claims of Snell, Zhong, Klein, Steinhardt (2021), ``shared/papers/snell2021.md``, in the
-order of the report."""
+"""Claims of Snell, Zhong, Klein, Steinhardt (2021), in the order of the report (the
+derivations they test: docs/derivations.md#snell-et-al-2021)."""
 
 from attnverify.compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_z
 from attnverify.compare.claims.snell.copying import KtiwPrecedesAttention, PermutationIsHard

@@ -16,7 +16,8 @@ PAPER_COPYING = "H = 256, V = L = 40 and 40 of 60, batch 128, Adam 1e-3, 200 ste
 
 COPYING: dict[str, dict[str, Any]] = {
     # smoke: wiring only; quick: L = 20 and H = 64, the smallest scale at which permutations
-    # cannot be solved by a non-aligned shortcut (snell2021.md §9.2); full: the paper (§1.6)
+    # cannot be solved by a non-aligned shortcut (an EOS or diffuse-band solution, seen at
+    # L = 10); full: the paper's configuration
     "smoke": {"hidden": 48, "L": 16, "subset_V": 24, "batch_size": 64, "steps": 400,
               "eval_every": 25, "eval_size": 64, "seeds": 3},
     "quick": {"hidden": 64, "L": 20, "subset_V": 30, "batch_size": 64, "steps": 500,
@@ -38,9 +39,9 @@ SUCCESS = {"acc": 0.95, "attn_acc_best_offset": 0.9}
 (the official threshold, multihead.py ``can_learn``, read inclusively) and its attention is
 aligned:
 argmax at t, or consistently at t - 1 or t + 1 (the off-by-one alignments a unidirectional
-encoder produces, §3.4), for >= 90% of word steps -- so that a non-aligned shortcut (an EOS or
-diffuse band solution, snell2021.md §9.2) does not count; chance is 1/S. A diverged run never
-succeeds."""
+encoder produces), for >= 90% of word steps -- so that a non-aligned shortcut (attention on
+the EOS position, or a diffuse band ahead of the gold position) does not count; chance is 1/S.
+A diverged run never succeeds."""
 
 SUCCESS_ACC_ONLY = {"acc": 0.95}
 """Token accuracy alone, for the multi-head model's direct protocol (its §5 protocol counts

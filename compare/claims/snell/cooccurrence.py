@@ -1,4 +1,4 @@
-"""Claims on the stage-1 co-occurrence signal kappa (snell2021.md §4.5, derived)."""
+"""Claims on the stage-1 co-occurrence signal kappa (§4.5, derived)."""
 
 from __future__ import annotations
 

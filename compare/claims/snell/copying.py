@@ -1,6 +1,7 @@
 """Claims on learning to copy with learned attention: the easy distribution, the hard one, KTIW
-before attention, kappa and learning speed, and multi-head rescue (snell2021.md §4.7 P3, P4,
-P6). Thresholds come from chance levels, the spec's suggested values and exact tests; each
+before attention, kappa and learning speed, and multi-head rescue (Snell et al. 2021).
+Thresholds come from chance levels, the suggested starting values of the reconstruction's
+test plan (docs/methodology.md#starting-values) and exact tests; each
 claim's docstring gives the reasoning."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""P1: attention starts uniform (snell2021.md §4.7)."""
+"""Attention starts uniform (Snell et al. 2021: stage 1 is early training, while attention is
+uniform)."""
 
 from __future__ import annotations
 
@@ -65,11 +66,12 @@ class UniformAttentionAtInit(Claim):
     """``snell.uniform_attention_at_init`` (P1): at step 0 attention is close to uniform.
 
     Statistic, per seed: the mean over (example, t) of the attention entropy divided by log S,
-    and the fraction of queries whose largest weight is at most k/S. Thresholds are the spec's
-    suggested starting values (snell2021.md §9.3, T11), fixed before any run: entropy ratio
-    >= e = 0.95 (a KL from uniform of at most 5% of log S), and max weight <= 3/S for >= 95% of
-    queries. An aligned, learned attention has entropy ratio near 0 and S * max near S, so both
-    thresholds separate "uniform" from "learned" by a wide margin.
+    and the fraction of queries whose largest weight is at most k/S. Thresholds are the
+    suggested starting values of the reconstruction's test plan
+    (docs/methodology.md#starting-values), fixed before any run: entropy ratio >= e = 0.95 (a
+    KL from uniform of at most 5% of log S), and max weight <= 3/S for >= 95% of queries. An
+    aligned, learned attention has entropy ratio near 0 and S * max near S, so both thresholds
+    separate "uniform" from "learned" by a wide margin.
 
     Verdict per configuration: confirmed when the 95% t-interval of the mean entropy ratio over
     seeds lies above e and every seed meets the max-weight criterion; refuted when the interval
@@ -163,8 +165,9 @@ class UniformAttentionAtInit(Claim):
             tolerance={"entropy_ratio_min": self.entropy_ratio_min,
                        "max_weight_times_S": self.max_weight_factor,
                        "query_fraction_min": self.query_fraction_min,
-                       "why": "suggested starting values of snell2021.md §9.3 T11, fixed before "
-                              "measuring; a learned aligned attention is far outside both"},
+                       "why": "suggested starting values of the reconstruction's test plan, "
+                              "fixed before measuring; a learned aligned attention is far "
+                              "outside both"},
             explanation=explanation,
             n_seeds=n_seeds,
             reason=Reason.NOT_TESTABLE if untestable else None,

@@ -1,4 +1,4 @@
-"""``snell.kappa_predicts_learning_speed`` (derived prediction, snell2021.md §4.5; the paper
+"""``snell.kappa_predicts_learning_speed`` (derived prediction, §4.5; the paper
 does not test it): across a sweep of V at fixed L, copying is learned faster where the stage-1
 signal kappa(V, L) is larger.
 

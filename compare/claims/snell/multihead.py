@@ -1,4 +1,4 @@
-"""``snell.multihead_rescues_permutations`` (P6, snell2021.md §1.2 and §5): does multi-head
+"""``snell.multihead_rescues_permutations`` (the paper's multi-head experiment): does multi-head
 attention learn the permutation task where a single head often fails?
 
 Two protocols, chosen by the ``protocol`` parameter:

@@ -1,4 +1,4 @@
-"""How ``snell.multihead_rescues_permutations`` decides (snell2021.md §1.2, §5): its protocol,
+"""How ``snell.multihead_rescues_permutations`` decides: its protocol,
 its testability precondition and its decision on success counts."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The figures of ``snell.multihead_rescues_permutations`` (snell2021.md §5): success rates of
+"""The figures of ``snell.multihead_rescues_permutations``: success rates of
 the bundle kinds and per-head attention in the bundles."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]
 
 def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
                      good: set[int]):
-    """F3 (snell2021.md §5, the outputs the protocol is designed for): token accuracy of
+    """The outputs the official multi-head protocol is designed for: token accuracy of
     the bundles, every bundle and the mean with its 95% band per kind; and per-head
     attention accuracy (argmax on time, ``attn_acc_head<k>``): in bundles with a good
     head, the good head (solid) against the mean of its bad heads (dashed), i.e. how bad

@@ -1,4 +1,4 @@
-"""The official multi-head protocol of Snell et al. (multihead.py, snell2021.md §5), the
+"""The official multi-head protocol of Snell et al. (``multihead.py`` of their code), the
 ``section5`` protocol of ``snell.multihead_rescues_permutations``
 (:mod:`~attnverify.compare.claims.snell.multihead`).
 
@@ -215,7 +215,7 @@ class Section5Protocol:
                          f"of heads, trained once (data seed 0, like every bundle), so that "
                          f"group is one model (the official loop draws {k} of its "
                          f"{params['needed']} bad heads: mostly different sets, each also "
-                         f"trained with data seed 0, spec B8).")
+                         f"trained with data seed 0).")
         else:
             note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
                      f"(for the {names['bad']} bundles) and a good one.")

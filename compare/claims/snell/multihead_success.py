@@ -1,6 +1,6 @@
-"""What counts as success for ``snell.multihead_rescues_permutations`` (snell2021.md §1.2,
-§5): the official loop's evaluations, ``can_learn``'s labels of candidate heads, and the head
-seeds of the §5 protocol."""
+"""What counts as success for ``snell.multihead_rescues_permutations`` (the official
+``multihead.py``): the official loop's evaluations, ``can_learn``'s labels of candidate heads,
+and the head seeds of the §5 protocol."""
 
 from __future__ import annotations
 

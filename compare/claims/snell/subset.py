@@ -1,6 +1,6 @@
-"""``snell.subset_learned_every_seed`` (P4, easy half; snell2021.md §4.7): the subset
-distribution (L distinct of V > L) is learned by every seed ([BLOG]: "successfully learns this
-copying function every time"), decided with sequential seeds
+"""``snell.subset_learned_every_seed`` (Snell et al. 2021, the easy half of the copying
+experiment): the subset distribution (L distinct of V > L) is learned by every seed (the authors'
+blog post: "successfully learns this copying function every time"), decided with sequential seeds
 (:mod:`attnverify.compare.sequential`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``snell.init_scale_breaks_symmetry`` (derived prediction, snell2021.md §4.6 and test T6; the
+"""``snell.init_scale_breaks_symmetry`` (derived prediction, §4.6; the
 paper does not test it): in the free-attention toy under SGD, permutations leave the symmetric
 start only through the initialisation noise, so the steps until the gold attention reaches 1/2
 fall as the init scale grows; subset data break the symmetry through the data (kappa > 0), so
@@ -86,7 +86,7 @@ class InitScaleBreaksSymmetry(Claim):
     paper = "snell"
     statement = ("In the free-attention toy under SGD, the steps until attention finds the "
                  "gold position fall with the initialisation scale on permutations and barely "
-                 "depend on it on subsets (a derived prediction, spec test T6).")
+                 "depend on it on subsets (a derived prediction, §4.6).")
     space: ClassVar[dict[str, Dimension]] = {
         "L": Dimension("sequence length L (= V for permutations)", low=4, high=12),
     }
@@ -105,7 +105,7 @@ class InitScaleBreaksSymmetry(Claim):
     def anti_aligned(run: RunResult) -> bool:
         """Copies (final token accuracy >= 0.95) while attending away from the gold position
         (final gold attention below uniform, 1/L): it left the symmetric start into the
-        sign-flipped solution (snell2021.md §9), which the endpoint counts as never learned."""
+        sign-flipped solution (B near -K I), which the endpoint counts as never learned."""
         if run.diverged:
             return False
         return bool(run.metric("acc")[-1] >= 0.95

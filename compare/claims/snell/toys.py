@@ -212,8 +212,8 @@ so a factor 1 leaves 1.45 to 1.8 times the measured escape time."""
 def escape_budget(length: int, vocab: int, lr: float, factor: float = ESCAPE_FACTOR) -> int:
     """SGD steps the subset contrast gets to escape B = Q = 0: ``factor * L / (lr kappa)``.
 
-    From B = Q = 0 the only stage-1 signal is the co-occurrence kappa(V, L) (snell2021.md
-    §4.5), so the time for B to leave 0 scales with 1/kappa; the gold attention has to grow
+    From B = Q = 0 the only stage-1 signal is the co-occurrence kappa(V, L) (§4.5), so
+    the time for B to leave 0 scales with 1/kappa; the gold attention has to grow
     from 1/L, which the calibration runs found to add a factor about proportional to L."""
     kappa = theory.snell.kappa(vocab, length, "subset").value
     return max(1, math.ceil(factor * length / (lr * kappa)))
@@ -371,7 +371,7 @@ class PermutationSaddle(Claim):
                       f"float64, {steps} steps (escape budget), {n} seeds per distribution",
             tolerance={"loss": 1e-9, "row_spread": 1e-10, "max_abs_Q": 1e-10,
                        "subset_gold_attention_min": 0.5,
-                       "why": "exact statement: only float64 round-off is allowed (spec T5); "
+                       "why": "exact statement: only float64 round-off is allowed (§4.6); "
                               "escape = gold attention past one half"},
             explanation=explanation, n_seeds=2 * n,
             details={"loss_deviation": loss_dev, "row_spread": spread, "max_abs_Q": q_max},

@@ -1,4 +1,4 @@
-"""Claims on stage 1: training with attention frozen uniform (snell2021.md §4.5, §4.7 P2/P4).
+"""Claims on stage 1: training with attention frozen uniform (§4.5; Snell et al. 2021).
 
 Both claims read the same runs: the copying seq2seq with ``attention="uniform"`` (the official
 ``--invasive_uniform``) on the subset and the permutation distribution.
@@ -104,7 +104,7 @@ STAGE1_BOW_PROTOCOL = Protocol(
 
 class Stage1BowOptimum(Claim):
     """``snell.stage1_bow_optimum``: with attention frozen uniform, the loss approaches the
-    bag-of-words optimum of the distribution (snell2021.md §4.5, derived).
+    bag-of-words optimum of the distribution (§4.5, derived).
 
     Theory, per word position (EOS excluded, §9.1): a pure bag-of-words model reaches log L on
     subset copying and stays at log V on permutations; a teacher-forced decoder that also
@@ -283,7 +283,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
     """``snell.ktiw_learned_under_uniform_attention`` (P2, P4): with attention frozen uniform,
     the KTIW probe is learned on the subset distribution and stays at chance on permutations.
 
-    KTIW-probe accuracy (snell2021.md §3.1: argmax_l beta_{t,l} = t) has chance level 1/S,
+    KTIW-probe accuracy (the paper's probe: argmax_l beta_{t,l} = t) has chance level 1/S,
     S = L + 1. Thresholds in multiples of chance, fixed from that scale: "learned" = mean
     accuracy above 5/S (five times chance), "at chance" = below 2/S (less than twice chance),
     the factors a = 5 > b = 2 the spec asks for (T10). At short lengths 5/S would be out of
