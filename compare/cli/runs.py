@@ -117,7 +117,7 @@ def _export(args: argparse.Namespace, store: RunStore) -> None:
     from attnverify.empirics.output_paths import write_atomic
 
     try:
-        write_atomic(args.out, text, "--out")
+        write_atomic(args.out, text)  # checked above
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
     print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
@@ -143,7 +143,7 @@ def _export_parquet(args: argparse.Namespace, store: RunStore) -> None:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     try:
-        with atomic_file(args.out, "--out") as handle:
+        with atomic_file(args.out) as handle:  # checked above
             table.to_parquet(handle, index=False)
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
