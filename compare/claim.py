@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.param_bounds import check_sizes, space_top
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
@@ -73,8 +74,11 @@ KIND_TITLES = {
 class Assessment:
     """What a claim concludes from its runs at one point.
 
-    ``empirical`` holds the headline measurement: ``value`` and, where it has one, a confidence
-    interval ``ci`` = [low, high] with its ``confidence``. ``explanation`` says in words why the
+    ``empirical`` is the headline :class:`~attnverify.compare.measurement.Measurement` (its
+    value and, where it has one, a confidence interval with its confidence level), None when a
+    claim measured nothing (its runs would train no step); ``tolerance`` is the
+    :class:`~attnverify.compare.measurement.Tolerance` of the rule: its thresholds and why they
+    are what they are. ``explanation`` says in words why the
     verdict is what it is (required reading for refuted and inconclusive verdicts).
     ``reason`` (:class:`~attnverify.compare.protocol.Reason`) is ``decided`` for a confirmation
     or a refutation; an inconclusive verdict says why nothing was decided (default: the planned
@@ -85,9 +89,9 @@ class Assessment:
 
     verdict: Verdict
     theory: Any
-    empirical: dict[str, Any]
+    empirical: Measurement | None
     statistic: str
-    tolerance: dict[str, Any]
+    tolerance: Tolerance
     explanation: str
     n_seeds: int = 0
     details: dict[str, Any] = field(default_factory=dict)
@@ -96,6 +100,12 @@ class Assessment:
     p_value: float | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.empirical, Measurement | None):
+            raise TypeError(f"empirical must be a Measurement (attnverify.compare.measurement) "
+                            f"or None; got {type(self.empirical).__name__}")
+        if not isinstance(self.tolerance, Tolerance):
+            raise TypeError(f"tolerance must be a Tolerance (attnverify.compare.measurement); "
+                            f"got {type(self.tolerance).__name__}")
         if self.verdict is Verdict.INCONCLUSIVE:
             if self.reason is Reason.DECIDED:
                 raise ValueError("an inconclusive verdict was not decided: give the reason "

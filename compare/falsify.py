@@ -170,7 +170,7 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         a = outcome.assessment
         seen[key] = done = EvaluatedPoint(
             point=point, params=overrides, verdict=str(a.verdict),
-            value=a.empirical.get("value"), explanation=a.explanation,
+            value=None if a.empirical is None else a.empirical.value, explanation=a.explanation,
             elapsed_s=outcome.elapsed_s, run_keys=outcome.run_keys,
             margins=margins(a, alpha))
         log(f"point {len(seen)}/{budget}: "

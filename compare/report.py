@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.report_cells import (
     fmt,
     full_text,
@@ -146,8 +147,10 @@ class Report:
                 "verdict": str(a.verdict), "reason": str(a.reason), "p_value": a.p_value,
                 "adjusted_p": adjusted.get(o.claim.id),
                 "protocol_hash": protocol.digest(), "protocol": protocol.to_dict(),
-                "theory": a.theory, "empirical": a.empirical,
-                "statistic": a.statistic, "tolerance": a.tolerance, "n_seeds": a.n_seeds,
+                "theory": a.theory,
+                "empirical": a.empirical.to_dict() if a.empirical is not None else {},
+                "statistic": a.statistic, "tolerance": a.tolerance.to_dict(),
+                "n_seeds": a.n_seeds,
                 "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
                 "figures": figure_paths.get(o.claim.id, []), "explanation": a.explanation,
                 "scale_note": o.scale_note, "params": o.params, "details": a.details,
@@ -230,7 +233,7 @@ class Report:
                 lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
                              f"**{r['verdict']}** | {r['reason']} | {p_text(r)} | "
                              f"{_md_cell(fmt(r['theory']))} | "
-                             f"{_md_cell(measured_text(r['empirical']))} | "
+                             f"{_md_cell(measured_text(Measurement.from_dict(r['empirical'])))} | "
                              f"{full_text(r)} | `{r['protocol_hash']}` |")
             lines.append("")
             if kind is ClaimKind.PAPER:
@@ -246,9 +249,9 @@ class Report:
                 lines += [f"*At full, from stored runs: {full_text(r)}.* "
                           f"{r['at_full']['explanation']}", ""]
             lines += [f"- {label}: {text}" for label, text in protocol_items(r)]
+            tolerance = Tolerance.from_dict(r["tolerance"])
             lines += [f"- Statistic: {r['statistic']}",
-                      f"- **Tolerance.** {r['tolerance'].get('why', '')} "
-                      f"({tolerance_text(r['tolerance'])})",
+                      f"- **Tolerance.** {tolerance.why} ({tolerance_text(tolerance)})",
                       f"- Seeds: {_seeds_text(r)}; time: {r['elapsed_s']:.1f} s", ""]
             if r["run_keys"]:
                 lines += [f"<details><summary>Run keys ({len(r['run_keys'])})</summary>", "",

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from attnverify.compare.measurement import Measurement, Tolerance
+
 
 def fmt(value: Any) -> str:
     """A number with 4 significant digits; anything else as text."""
@@ -26,13 +28,17 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def measured_text(empirical: dict[str, Any]) -> str:
-    text = fmt(empirical.get("value"))
-    ci = empirical.get("ci")
+def measured_text(measurement: Measurement | None) -> str:
+    """The measured value, its interval where both ends are finite, and where it was measured
+    ("—" when nothing was)."""
+    if measurement is None:
+        return fmt(None)
+    text = fmt(measurement.value)
+    ci = measurement.ci
     if ci is not None and all(c is not None and math.isfinite(c) for c in ci):
         text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
-    if empirical.get("at"):
-        text += f" ({empirical['at']})"
+    if measurement.at:
+        text += f" ({measurement.at})"
     return text
 
 
@@ -59,7 +65,8 @@ TOLERANCE_LABELS = {
     "plus": "allowed beyond the interval",
     "step_z": "|z| per step",
 }
-"""Readable labels of tolerance keys; other keys are spelled out by :func:`tolerance_label`."""
+"""Readable labels of threshold names; other names are spelled out by
+:func:`tolerance_label`."""
 
 _BOUNDS = {"min": "minimum", "max": "maximum"}
 _COMPARISONS = ((">=", "at least"), ("<=", "at most"), (">", "above"), ("<", "below"),
@@ -67,7 +74,7 @@ _COMPARISONS = ((">=", "at least"), ("<=", "at most"), (">", "above"), ("<", "be
 
 
 def tolerance_label(key: str) -> str:
-    """A tolerance key in words: ``entropy_ratio_min`` -> "minimum entropy ratio",
+    """A threshold's name in words: ``entropy_ratio_min`` -> "minimum entropy ratio",
     ``max_abs_Q`` -> "maximum |Q|" (a known key by :data:`TOLERANCE_LABELS`)."""
     if key in TOLERANCE_LABELS:
         return TOLERANCE_LABELS[key]
@@ -98,14 +105,13 @@ def tolerance_value(value: Any) -> str:
     return fmt(value)
 
 
-def tolerance_items(tolerance: dict[str, Any]) -> list[tuple[str, str]]:
+def tolerance_items(tolerance: Tolerance) -> list[tuple[str, str]]:
     """The tolerance's thresholds as (label, value) pairs in words; ``why`` is left out (the
     report shows it on its own)."""
-    return [(tolerance_label(k), tolerance_value(v)) for k, v in tolerance.items()
-            if k != "why"]
+    return [(tolerance_label(k), tolerance_value(v)) for k, v in tolerance.thresholds.items()]
 
 
-def tolerance_text(tolerance: dict[str, Any]) -> str:
+def tolerance_text(tolerance: Tolerance) -> str:
     """The tolerance's thresholds in one line ("minimum entropy ratio: 0.95; ...")."""
     return "; ".join(f"{label}: {value}" for label, value in tolerance_items(tolerance)) \
         or "none"

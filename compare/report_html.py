@@ -14,6 +14,7 @@ import html
 from typing import Any
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.report import Report, _by_kind, _md_bold_to_html, _seeds_text, badge
 from attnverify.compare.report_cells import (
     figure_html,
@@ -155,7 +156,7 @@ def _verdict_table(report: Report, kind: ClaimKind, group: list[dict[str, Any]])
         f"<tr {_data(r)}><td class='claim'><a href='#{e(r['id'])}'><code>{e(r['id'])}</code>"
         f"</a></td><td>{badge(r['verdict'])}</td><td>{e(r['reason'])}</td>"
         f"<td>{e(fmt(r['theory']))}</td>"
-        f"<td class='measured'>{e(measured_text(r['empirical']))}</td>"
+        f"<td class='measured'>{e(measured_text(Measurement.from_dict(r['empirical'])))}</td>"
         f"<td class='secondary'>{e(r['paper'])}</td><td class='secondary'>{e(p_text(r))}</td>"
         f"<td class='secondary'>{e(full_text(r))}</td>"
         f"<td class='secondary'><code>{e(r['protocol_hash'])}</code></td></tr>" for r in group)
@@ -170,15 +171,13 @@ def _top() -> str:
     return "<a class='top' href='#top'>↑ back to top</a>"
 
 
-def _tolerance(tolerance: dict[str, Any]) -> str:
+def _tolerance(tolerance: Tolerance) -> str:
     """Why the tolerance is what it is, prominently, then its thresholds in words."""
     e = html.escape
-    why = tolerance.get("why")
     items = tolerance_items(tolerance)
     thresholds = ("<ul>" + "".join(f"<li>{e(label)}: {e(value)}</li>" for label, value in items)
                   + "</ul>") if items else ""
-    return (f"<div class='why'><b>Tolerance.</b> {e(str(why)) if why else ''}"
-            f"{thresholds}</div>")
+    return f"<div class='why'><b>Tolerance.</b> {e(tolerance.why)}{thresholds}</div>"
 
 
 def _claim_section(r: dict[str, Any], figures: list[FigurePng]) -> str:
@@ -192,12 +191,13 @@ def _claim_section(r: dict[str, Any], figures: list[FigurePng]) -> str:
     keys = "".join(f"<li><code>{e(k)}</code></li>" for k in r["run_keys"])
     runs = (f"<details><summary>Run keys ({len(r['run_keys'])})</summary><ul>{keys}</ul>"
             f"</details>" if keys else "<p>Run keys: none</p>")
+    tolerance = _tolerance(Tolerance.from_dict(r["tolerance"]))
     return (
         f"<section id='{e(r['id'])}' {_data(r)}><h2>{e(r['id'])} {badge(r['verdict'])}</h2>"
         f"<blockquote>{e(r['statement'])}</blockquote>"
         f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> <b>Reason: {e(r['reason'])}.</b> "
         f"{e(r['explanation'])}</p>{scale}{full}"
-        f"<p><b>Statistic:</b> {e(r['statistic'])}</p>{_tolerance(r['tolerance'])}"
+        f"<p><b>Statistic:</b> {e(r['statistic'])}</p>{tolerance}"
         f"<p><b>Seeds:</b> {e(_seeds_text(r))}; <b>time:</b> {r['elapsed_s']:.1f} s</p>"
         f"<details><summary>Protocol <code>{e(r['protocol_hash'])}</code></summary>"
         f"<ul>{protocol}</ul></details>{runs}{imgs}{_top()}</section>")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report import (
     FIGURE_DPI,
@@ -42,8 +43,10 @@ if TYPE_CHECKING:
 class Outcome:
     """One claim's result: a claim record of ``report.json`` as typed fields.
 
-    ``measurement`` is the record's ``empirical`` entry (``value`` and, where it has one, a
-    confidence interval ``ci`` with its ``confidence``); ``figures`` holds the claim's
+    ``measurement`` is the record's ``empirical`` entry as a
+    :class:`~attnverify.compare.measurement.Measurement` (``value`` and, where it has one, a
+    confidence interval ``ci`` with its ``confidence``), ``tolerance`` its ``tolerance`` entry
+    as a :class:`~attnverify.compare.measurement.Tolerance`; ``figures`` holds the claim's
     matplotlib figures by name when it was computed in this process (empty when read from
     JSON, where ``figure_files`` names the saved PNG files, relative to the report directory).
     """
@@ -55,9 +58,9 @@ class Outcome:
     verdict: Verdict
     reason: Reason
     theory: Any
-    measurement: dict[str, Any]
+    measurement: Measurement
     statistic: str
-    tolerance: dict[str, Any]
+    tolerance: Tolerance
     explanation: str
     p_value: float | None
     n_seeds: int
@@ -77,8 +80,9 @@ class Outcome:
             id=record["id"], paper=record["paper"], kind=ClaimKind(record["kind"]),
             statement=record["statement"], verdict=Verdict(record["verdict"]),
             reason=Reason(record["reason"]), theory=record["theory"],
-            measurement=record["empirical"], statistic=record["statistic"],
-            tolerance=record["tolerance"], explanation=record["explanation"],
+            measurement=Measurement.from_dict(record["empirical"]),
+            statistic=record["statistic"], tolerance=Tolerance.from_dict(record["tolerance"]),
+            explanation=record["explanation"],
             p_value=record.get("p_value"), n_seeds=record["n_seeds"],
             run_keys=tuple(record["run_keys"]), params=record["params"],
             elapsed_s=record["elapsed_s"], scale_note=record.get("scale_note"),

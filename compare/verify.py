@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import Executor, RunResult, RunSpec
@@ -75,8 +76,8 @@ def _not_testable(claim: Claim, profile: str, params: dict[str, Any],
                   why: str) -> ClaimOutcome:
     """The outcome of a claim whose runs train nothing (:func:`untrained`); nothing is run."""
     assessment = Assessment(
-        verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical={},
-        statistic=claim.protocol.test, tolerance={"why": "nothing was measured"},
+        verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical=None,
+        statistic=claim.protocol.test, tolerance=Tolerance("nothing was measured"),
         explanation=why, details={"untrained": True})
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
                         run_keys=[], elapsed_s=0.0)

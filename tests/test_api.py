@@ -45,7 +45,7 @@ def test_verify_returns_typed_outcomes(verified):
     assert outcome.kind is ClaimKind.DERIVATION and outcome.paper == "snell"
     # an exact statement: the permutation runs stay at log V up to float64 round-off
     assert outcome.theory == pytest.approx(math.log(L), abs=1e-12)
-    assert abs(outcome.measurement["value"] - math.log(L)) <= 1e-9
+    assert abs(outcome.measurement.value - math.log(L)) <= 1e-9
     assert len(outcome.run_keys) == 2 and outcome.n_seeds == 2
     assert set(outcome.figures) == {"saddle"}
     assert outcome.figure_files == (f"figures/{CLAIM}.saddle.png",)

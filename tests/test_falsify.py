@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.falsify import falsify, load_saved, result_path, save
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.space import Dimension, space_strategy
 from attnverify.empirics import LocalExecutor, RunResult
 
@@ -41,7 +42,8 @@ class Threshold(Claim):
         self.calls.append(params)
         bad = params["x"] >= self.limit and params["y"] != "safe"
         return Assessment(verdict=Verdict.REFUTED if bad else Verdict.CONFIRMED, theory="< 7",
-                          empirical={"value": params["x"]}, statistic="x", tolerance={},
+                          empirical=Measurement(params["x"]), statistic="x",
+                          tolerance=Tolerance(),
                           explanation=f"x = {params['x']}")
 
 
@@ -196,6 +198,6 @@ def test_claims_without_training_evaluate_at_points_of_their_space(claim, store)
     def check(point):
         params = claim.params("smoke") | claim.point_params(point)
         a = evaluate(claim, "smoke", executor, params).assessment
-        assert a.verdict in set(Verdict) and "value" in a.empirical
+        assert a.verdict in set(Verdict) and a.empirical is not None
 
     check()

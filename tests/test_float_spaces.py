@@ -14,6 +14,7 @@ from hypothesis import find, given, settings
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.falsify import VERDICT_SCORE, falsify, margins
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.space import Dimension
 from attnverify.empirics import LocalExecutor, RunResult
 
@@ -84,7 +85,8 @@ class Boundary(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         x = params["x"]
         return Assessment(verdict=Verdict.REFUTED if x >= 0.5 else Verdict.CONFIRMED,
-                          theory="< 0.5", empirical={"value": x}, statistic="x", tolerance={},
+                          theory="< 0.5", empirical=Measurement(x), statistic="x",
+                          tolerance=Tolerance(),
                           explanation=f"x = {x}", p_value=min(1.0, 0.01 + x))
 
 
@@ -119,8 +121,8 @@ def test_falsify_hands_every_points_margins_to_hypothesis_target(store, monkeypa
 
 def test_margins_grow_toward_a_refutation():
     def assessment(verdict, p):
-        return Assessment(verdict=verdict, theory=0, empirical={}, statistic="", tolerance={},
-                          explanation="", p_value=p)
+        return Assessment(verdict=verdict, theory=0, empirical=None, statistic="",
+                          tolerance=Tolerance(), explanation="", p_value=p)
 
     confirmed = margins(assessment(Verdict.CONFIRMED, 1e-4), alpha=0.025)
     undecided = margins(assessment(Verdict.INCONCLUSIVE, 0.3), alpha=0.025)

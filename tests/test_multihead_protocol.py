@@ -140,7 +140,7 @@ def test_the_section5_assessment_counts_success_as_the_official_outputs():
     singles = [fake(r.spec, [0.1, 0.5]) for r in results]
     a = claim.assess(SCRIPTED, singles + edge)
     assert a.details["test"]["successes"][1] == 0, a.explanation
-    assert a.empirical["value"] == 0.0 and "by step 30" in a.statistic
+    assert a.empirical.value == 0.0 and "by step 30" in a.statistic
     learned = [fake(r.spec, [0.1, 0.99]) for r in results]
     b = claim.assess(SCRIPTED, learned + edge)
     assert b.verdict is Verdict.INCONCLUSIVE and b.reason is Reason.NOT_TESTABLE

@@ -13,6 +13,7 @@ from scipy import stats
 
 from attnverify.compare.claim import Assessment, Verdict
 from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.registry import CLAIMS, load_builtins
 from attnverify.compare.stats import benjamini_hochberg, holm, rate_difference_test
@@ -75,8 +76,8 @@ def test_a_claim_without_a_protocol_is_refused():
 
 
 def assessment(verdict: Verdict, reason: Reason | None = None) -> Assessment:
-    return Assessment(verdict=verdict, theory=0, empirical={"value": 0}, statistic="s",
-                      tolerance={}, explanation="e", reason=reason)
+    return Assessment(verdict=verdict, theory=0, empirical=Measurement(0), statistic="s",
+                      tolerance=Tolerance(), explanation="e", reason=reason)
 
 
 def test_verdicts_carry_their_reason():

@@ -13,6 +13,7 @@ import pytest
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report import Report, figure_caption
 from attnverify.compare.report_cells import tolerance_label, tolerance_text, tolerance_value
@@ -32,13 +33,13 @@ def _figure(title: str | None):
     return fig
 
 
-def _outcome(claim_id: str, verdict: Verdict, tolerance: dict, figures: dict | None = None,
-             reason: Reason | None = None, theory: object = 0.5,
-             empirical: dict | None = None) -> ClaimOutcome:
+def _outcome(claim_id: str, verdict: Verdict, tolerance: Tolerance,
+             figures: dict | None = None, reason: Reason | None = None, theory: object = 0.5,
+             empirical: Measurement | None = None) -> ClaimOutcome:
     claim = select(claim_id=claim_id)[0]
     assessment = Assessment(
         verdict=verdict, theory=theory,
-        empirical=empirical or {"value": 0.51, "ci": [0.45, 0.57]},
+        empirical=empirical or Measurement(0.51, ci=(0.45, 0.57)),
         statistic="difference of means", tolerance=tolerance,
         explanation="constructed for the test", n_seeds=3, figures=figures or {},
         reason=reason)
@@ -51,13 +52,13 @@ def small_report(tmp_path_factory) -> Path:
     """A report of three claims, one per kind and verdict, with two figures."""
     outcomes = [
         _outcome("snell.uniform_attention_at_init", Verdict.CONFIRMED,
-                 {"entropy_ratio_min": 0.95, "N_eff/T": ">= 0.9",
-                  "why": "entropy within 5% of the uniform maximum at initialization"},
+                 Tolerance("entropy within 5% of the uniform maximum at initialization",
+                           {"entropy_ratio_min": 0.95, "N_eff/T": ">= 0.9"}),
                  {"entropy": _figure("Attention entropy at initialization, per seed")}),
         _outcome("snell.stage1_bow_optimum", Verdict.REFUTED,
-                 {"max_abs_Q": 1e-10, "alpha": 0.025, "why": "float64 round-off"}),
+                 Tolerance("float64 round-off", {"max_abs_Q": 1e-10, "alpha": 0.025})),
         _outcome("snell.kappa_closed_form", Verdict.INCONCLUSIVE,
-                 {"kappa": "4 SE + 1e-12", "why": "Monte Carlo standard error"},
+                 Tolerance("Monte Carlo standard error", {"kappa": "4 SE + 1e-12"}),
                  {"untitled": _figure(None)}, reason=Reason.BUDGET_REACHED),
     ]
     report = Report(profile="smoke", versions={"attnverify": "test"}, machine={"cores": 2},
@@ -73,10 +74,10 @@ def test_tolerances_read_as_words():
     assert tolerance_value(">= 0.9") == "at least 0.9"
     assert tolerance_value("<= 1e-12") == "at most 1e-12"
     assert tolerance_value([1.8, 2.2]) == "1.8 to 2.2"
-    text = tolerance_text({"N_eff/T": ">= 0.9", "query_fraction_min": 0.95, "why": "w"})
+    text = tolerance_text(Tolerance("w", {"N_eff/T": ">= 0.9", "query_fraction_min": 0.95}))
     assert text == ("effective number of attended keys / T: at least 0.9; "
                     "minimum query fraction: 0.95")
-    assert tolerance_text({"why": "only a reason"}) == "none"
+    assert tolerance_text(Tolerance("only a reason")) == "none"
 
 
 def test_page_is_navigable_and_filterable(small_report):
@@ -174,13 +175,13 @@ def test_screenshots_at_desktop_and_phone_width(small_report, tmp_path, width, c
 def test_terminal_table_keeps_its_columns_with_long_texts():
     from attnverify.compare.cli.verify import verdict_table
 
-    long_measured = {"value": 0.123456, "ci": [0.1, 0.2], "at": "step " + "9" * 80}
+    long_measured = Measurement(0.123456, ci=(0.1, 0.2), at="step " + "9" * 80)
     report = Report(profile="smoke", versions={}, machine={}, outcomes=[
-        _outcome("snell.kappa_closed_form", Verdict.CONFIRMED, {"why": "w"},
+        _outcome("snell.kappa_closed_form", Verdict.CONFIRMED, Tolerance("w"),
                  theory=list(range(40)), empirical=long_measured),
-        _outcome("bao.rank_collapse_at_uniform", Verdict.INCONCLUSIVE, {"why": "w"},
+        _outcome("bao.rank_collapse_at_uniform", Verdict.INCONCLUSIVE, Tolerance("w"),
                  reason=Reason.CONFLICTING),
-        _outcome("snell.permutation_saddle", Verdict.REFUTED, {"why": "w"})])
+        _outcome("snell.permutation_saddle", Verdict.REFUTED, Tolerance("w"))])
     rows = [line for line in verdict_table(report).splitlines() if line.startswith("  ")]
     assert len(rows) == 4  # the header and three claims: all of one kind
     verdict_at = rows[0].index("verdict")

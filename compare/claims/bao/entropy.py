@@ -34,6 +34,7 @@ from attnverify.compare.claims.bao.protocols import (
     ENTROPY_MONOTONE_IN_MEAN,
     ENTROPY_MONOTONE_IN_VARIANCE,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -100,16 +101,15 @@ class EntropyMonotone(Claim):
         return Assessment(
             verdict=verdict, reason=reason,
             theory=rows[0]["annealed_entropy"][-1] - rows[0]["annealed_entropy"][0],
-            empirical={"value": head_mean, "ci": normal_ci(head_mean, head_se),
-                       "confidence": 0.95,
-                       "at": f"entropy change over the first chain of {self.axis_label}, nats; "
-                             "theory: annealed approximation"},
+            empirical=Measurement(head_mean, ci=normal_ci(head_mean, head_se), confidence=0.95,
+                                  at=f"entropy change over the first chain of "
+                                     f"{self.axis_label}, nats; theory: annealed approximation"),
             statistic=(f"Monte Carlo softmax entropy of the last-token query, "
                        f"{params['n_samples']} walks, d = {d}, T = {T}, paired along "
                        f"{self.axis_label}. {TOKEN_MODEL}"),
-            tolerance={"step_z": z, "why": f"Bonferroni over the {n_steps} steps at "
-                                           f"family-wise {FAMILY_ALPHA:g} on paired "
-                                           "differences (the same z for the totals)"},
+            tolerance=Tolerance(f"Bonferroni over the {n_steps} steps at family-wise "
+                                f"{FAMILY_ALPHA:g} on paired differences (the same z for the "
+                                "totals)", {"step_z": z}),
             explanation=why, details={"chains": rows},
             figures={self.figure_name: self._figure(rows, entropy, T)})
 

@@ -34,6 +34,7 @@ from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.protocols import LOCATER_EFFECT
 from attnverify.compare.claims.bao.training import LM, PAPER_LM, final, lm_specs
 from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure, seed_band
 from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
@@ -234,8 +235,8 @@ class LocaterEffect(LocaterRuns):
         if len(loss) < MIN_PAIRS:
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
-                empirical={"value": None}, statistic=f"paired loss change, {chosen}",
-                tolerance={"min_pairs": MIN_PAIRS, "why": "the protocol's precondition"},
+                empirical=Measurement(None), statistic=f"paired loss change, {chosen}",
+                tolerance=Tolerance("the protocol's precondition", {"min_pairs": MIN_PAIRS}),
                 explanation=(f"{len(loss)} finished pairs at {chosen}: fewer than "
                              f"{MIN_PAIRS}; more decision seeds (or runs that do not diverge) "
                              f"would make it testable."),
@@ -264,12 +265,12 @@ class LocaterEffect(LocaterRuns):
                "not told apart from a plain shrinkage of W") + ".")
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
-            empirical={"value": float(np.mean(loss)), "ci": [lo, hi], "confidence": 0.95,
-                       "at": f"paired change of validation loss (nats), lambda* = {lam:g}"},
+            empirical=Measurement(float(np.mean(loss)), ci=[lo, hi], confidence=0.95,
+                                  at=f"paired change of validation loss (nats), lambda* = {lam:g}"),
             statistic=(f"final validation loss, LocAteR at {lam:g} minus none, paired over "
                        f"{len(loss)} decision seeds, task {results[0].spec.task.kind}"),
-            tolerance={"alpha": ALPHA, "beta": BETA, "min_improvement": MIN_IMPROVEMENT,
-                       "why": "one-sided paired t-tests; 0.01 nats is 1% in perplexity"},
+            tolerance=Tolerance("one-sided paired t-tests; 0.01 nats is 1% in perplexity",
+                                {"alpha": ALPHA, "beta": BETA, "min_improvement": MIN_IMPROVEMENT}),
             explanation=explanation, n_seeds=len(loss),
             details={"lambda_star": lam, "mu_star": mu, "loss_diff": loss,
                      "entropy_diff": entropy, "variance_diff": variance,

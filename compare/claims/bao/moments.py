@@ -23,6 +23,7 @@ from attnverify.compare.claims.bao.protocols import (
     PROPAGATION_PROBABILITY,
     SCORE_MOMENTS,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -107,13 +108,12 @@ class ScoreMoments(Claim):
         return Assessment(
             verdict=verdict,
             theory="mu_t = c C_t tr W, v_t = c^2 (A B_t ||W||_F^2 + C_t^2 tr W^2)",
-            empirical={"value": max(max(r["max_z_mu"], r["max_z_v"]) for r in rows),
-                       "at": "max |z| over positions, points and both moments"},
+            empirical=Measurement(max(max(r["max_z_mu"], r["max_z_v"]) for r in rows),
+                                  at="max |z| over positions, points and both moments"),
             statistic=(f"Monte Carlo over {params['n_samples']} walks per point at "
                        f"{len(points)} random points, symmetric and general W. {TOKEN_MODEL}"),
-            tolerance={"max_abs_z": bound,
-                       "why": f"Bonferroni over {n_tests} position tests at family-wise "
-                              f"{FAMILY_ALPHA}"},
+            tolerance=Tolerance(f"Bonferroni over {n_tests} position tests at family-wise "
+                                f"{FAMILY_ALPHA}", {"max_abs_z": bound}),
             explanation=why,
             details={"points": rows},
             reason=reason,
@@ -195,14 +195,14 @@ class PropagationProbability(Claim):
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory="rho_t = Phi((1 - mu_t)/sqrt(v_t)) - Phi(-mu_t/sqrt(v_t))",
-            empirical={"value": max(r["max_abs_error"] for r in rows),
-                       "at": "max |rho^ - rho| over d, (mean, std) and positions"},
+            empirical=Measurement(max(r["max_abs_error"] for r in rows),
+                                  at="max |rho^ - rho| over d, (mean, std) and positions"),
             statistic=(f"Monte Carlo frequency of 0 < z~_t < 1 over {params['n_samples']} walks, "
                        f"T = {T}, d in {list(params['dims'])}. {TOKEN_MODEL}"),
-            tolerance={"d >= 32": 0.06, "d < 32": 0.12, "plus": "4 binomial SE",
-                       "why": "the simulation-calibrated accuracy of the Gaussian approximation "
-                              "(docs/derivations.md#propagation-probability-and-rho-profile) "
-                              "plus sampling noise"},
+            tolerance=Tolerance("the simulation-calibrated accuracy of the Gaussian approximation "
+                                "(docs/derivations.md#propagation-probability-and-rho-profile) "
+                                "plus sampling noise",
+                                {"d >= 32": 0.06, "d < 32": 0.12, "plus": "4 binomial SE"}),
             explanation=explanation,
             details={"cases": rows, "max_error_by_d": by_d},
             figures={"rho_profiles": self._figure(profiles, T, by_d, rows)} if profiles else {},
@@ -304,11 +304,11 @@ class AntrpVariantDisagrees(Claim):
         return Assessment(
             verdict=verdict,
             theory="v_ANTRP / v_derived in [1/d, 13.5/d] (docs/derivations.md#antrp-comparison)",
-            empirical={"value": min(r["max_z_antrp"] for r in rows),
-                       "at": "smallest max |z| of the ANTRP variance over d"},
+            empirical=Measurement(min(r["max_z_antrp"] for r in rows),
+                                  at="smallest max |z| of the ANTRP variance over d"),
             statistic=(f"Monte Carlo variance over {params['n_samples']} walks at mean {m}, "
                        f"std {s}, T = {T}. {TOKEN_MODEL}"),
-            tolerance={"max_abs_z": bound, "why": "the z-test of bao.score_moments"},
+            tolerance=Tolerance("the z-test of bao.score_moments", {"max_abs_z": bound}),
             explanation=why,
             details={"points": rows},
             reason=reason,

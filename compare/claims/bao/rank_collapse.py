@@ -15,6 +15,7 @@ import torch
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import MC_VERSION, WIDTH, qk_matrix
 from attnverify.compare.claims.bao.protocols import RANK_COLLAPSE_AT_UNIFORM
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
@@ -82,13 +83,13 @@ class RankCollapseAtUniform(Claim):
                + ("" if separated else " -- not significantly larger"))
         return Assessment(
             verdict=verdict, theory="0 at W = 0",
-            empirical={"value": loc_mean, "ci": normal_ci(loc_mean, loc_se),
-                       "confidence": 0.95, "at": f"res(Y)/res(X), localized point, d = {d}"},
+            empirical=Measurement(loc_mean, ci=normal_ci(loc_mean, loc_se), confidence=0.95,
+                                  at=f"res(Y)/res(X), localized point, d = {d}"),
             statistic=(f"res(Y)/res(X) over {n} random-walk sequences, one bidirectional "
                        f"attention layer with identity values, d = {d}, T = {T}"),
-            tolerance={"W = 0": "<= 1e-12", "localized vs zero mean": "one-sided 99.9%",
-                       "why": "exact collapse up to float64 round-off; separation beyond "
-                              "sampling noise"},
+            tolerance=Tolerance("exact collapse up to float64 round-off; separation beyond "
+                                "sampling noise",
+                                {"W = 0": "<= 1e-12", "localized vs zero mean": "one-sided 99.9%"}),
             explanation=why,
             details={"zero_max": float(zero.max()),
                      "sweep_mean_ratio": {str(m): float(r.mean()) for m, r in sweep.items()}},

@@ -27,6 +27,7 @@ from attnverify.compare.claims.bao.protocols import (
     SMALL_VARIANCE_LOCALIZES,
     ZERO_MEAN_NO_SELECTIVITY,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -109,12 +110,12 @@ class ZeroMeanNoSelectivity(Claim):
         return Assessment(
             verdict=verdict,
             theory=min(r["theory_participation_ratio"] for r in rows),
-            empirical={"value": lowest, "at": "min N_eff/T over the stds (theory: mu_t = 0, "
-                                              "regime uniform)"},
+            empirical=Measurement(lowest, at="min N_eff/T over the stds (theory: mu_t = 0, "
+                                             "regime uniform)"),
             statistic=(f"Monte Carlo rho-profiles over {params['n_samples']} walks, d = {d}, "
                        f"T = {T}, stds {list(params['stds'])}. {TOKEN_MODEL}"),
-            tolerance={"N_eff/T": f">= {UNIFORM}",
-                       "why": "the regime classifier's uniform threshold (ours, theory.bao)"},
+            tolerance=Tolerance("the regime classifier's uniform threshold (ours, theory.bao)",
+                                {"N_eff/T": f">= {UNIFORM}"}),
             explanation=why, details={"points": rows}, reason=reason)
 
 
@@ -161,15 +162,15 @@ class LargeVarianceVanishes(Claim):
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory=last["theory_max_rho"],
-            empirical={"value": last["mc_max_rho"],
-                       "ci": normal_ci(last["mc_max_rho"], last["se"]),
-                       "confidence": 0.95,
-                       "at": f"max_t rho_t at std = {last['eig_std']} (theory regime: "
-                             f"{last['theory_regime']})"},
+            empirical=Measurement(last["mc_max_rho"], ci=normal_ci(last["mc_max_rho"], last["se"]),
+                                  confidence=0.95,
+                                  at=f"max_t rho_t at std = {last['eig_std']} (theory regime: "
+                                     f"{last['theory_regime']})"),
             statistic=(f"Monte Carlo max_t rho^_t along std {list(params['stds'])} at mean {m}, "
                        f"d = {d}, T = {T}, {params['n_samples']} walks. {TOKEN_MODEL}"),
-            tolerance={"vanishing": f"max rho < {VANISHING}", "monotone": "4 SE per step",
-                       "why": "the classifier's vanishing threshold; 4 SE absorbs sampling noise"},
+            tolerance=Tolerance("the classifier's vanishing threshold; 4 SE absorbs sampling noise",
+                                {"vanishing": f"max rho < {VANISHING}",
+                                 "monotone": "4 SE per step"}),
             explanation=("max rho^ falls from " + f"{rows[0]['mc_max_rho']:.3f} to "
                          f"{last['mc_max_rho']:.3f}" + ("" if ok else
                          " -- but not monotonically or not below the vanishing threshold")),
@@ -249,16 +250,17 @@ class SmallVarianceLocalizes(Claim):
                "the window is not sharp at some case (see details)")
         return Assessment(
             verdict=verdict, theory="rho_t -> 1{0 < mu_t < 1} as std -> 0",
-            empirical={"value": min(1.0 if r["mc_min_inside"] is None else r["mc_min_inside"]
-                                    for r in rows),
-                       "at": "min Monte Carlo rho inside the windows"},
+            empirical=Measurement(min(1.0 if r["mc_min_inside"] is None else r["mc_min_inside"]
+                                      for r in rows),
+                                  at="min Monte Carlo rho inside the windows"),
             statistic=(f"theory and Monte Carlo rho-profiles at (d, mean, std) in "
                        f"{list(params['cases'])}, T = {T}, {params['n_samples']} walks. "
                        f"{TOKEN_MODEL}"),
-            tolerance={"inside": ">= 0.95", "outside": "<= 0.05", "delta": "4 max sqrt(v_t)",
-                       "why": "the small-variance limit of "
-                              "docs/derivations.md#regimes-and-thresholds; 4 SE absorbs "
-                              "sampling noise"},
+            tolerance=Tolerance("the small-variance limit of "
+                                "docs/derivations.md#regimes-and-thresholds; 4 SE absorbs "
+                                "sampling noise",
+                                {"inside": ">= 0.95", "outside": "<= 0.05",
+                                 "delta": "4 max sqrt(v_t)"}),
             explanation=why, details={"cases": rows},
             figures={"phase_map": self._phase_map(T)},
             reason=None if valid else Reason.NOT_TESTABLE)

@@ -31,6 +31,7 @@ from attnverify.compare.claims.bao.locater import (
 )
 from attnverify.compare.claims.bao.protocols import FROZEN, LM_SCALE_WEAKNESS
 from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.stats import mean_ci
@@ -125,9 +126,9 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
                    f"zero mean is the rank-collapse side, not the claim's regime")
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
-                empirical={"value": None}, statistic=f"paired diversity change, {at}",
-                tolerance={"min_pairs": MIN_PAIRS, "alpha": ALPHA,
-                           "why": "the protocol's precondition"},
+                empirical=Measurement(None), statistic=f"paired diversity change, {at}",
+                tolerance=Tolerance("the protocol's precondition",
+                                    {"min_pairs": MIN_PAIRS, "alpha": ALPHA}),
                 explanation=why + "; more decision seeds, or a larger LocAteR coefficient, "
                                   "would make it testable.",
                 n_seeds=len(diversity))
@@ -148,13 +149,13 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
             f"higher, {c_down:.3g} lower).")
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
-            empirical={"value": float(np.mean(diversity)), "ci": [lo, hi], "confidence": 0.95,
-                       "at": f"paired change of res(Y)/res(X), lambda* = {lam:g}"},
+            empirical=Measurement(float(np.mean(diversity)), ci=[lo, hi], confidence=0.95,
+                                  at=f"paired change of res(Y)/res(X), lambda* = {lam:g}"),
             statistic=(f"final validation res(Y)/res(X), LocAteR at {lam:g} minus none, "
                        f"paired over {len(diversity)} decision seeds, task "
                        f"{results[0].spec.task.kind}"),
-            tolerance={"alpha": ALPHA,
-                       "why": "one-sided paired t-tests, the same level both ways"},
+            tolerance=Tolerance("one-sided paired t-tests, the same level both ways",
+                                {"alpha": ALPHA}),
             explanation=explanation, n_seeds=len(diversity),
             details={"lambda_star": lam, "mu_star": mu, "diversity_diff": diversity,
                      "variance_diff": variance, "locater_eig_mean": mean,

@@ -18,6 +18,7 @@ from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.protocols import TRAINED_SPECTRUM_PREDICTS_LOCALIZATION
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -132,8 +133,8 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
         if not strata:
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, theory="negative",
-                empirical={"value": float("nan"), "at": "no coefficient with 3 finished runs"},
-                statistic="within-coefficient Spearman", tolerance={},
+                empirical=Measurement(float("nan"), at="no coefficient with 3 finished runs"),
+                statistic="within-coefficient Spearman", tolerance=Tolerance(),
                 explanation="fewer than three finished runs per coefficient", n_seeds=0,
                 reason=Reason.NOT_TESTABLE)
         observed = statistic([e for _, _, e in strata])
@@ -155,14 +156,14 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
                + f"; pooled over coefficients {pooled:+.2f} (driven by LocAteR itself)")
         return Assessment(
             verdict=verdict, theory="negative (sign of d entropy / d variance)",
-            empirical={"value": observed,
-                       "at": "mean within-coefficient Spearman(eigen-variance, entropy)"},
+            empirical=Measurement(observed,
+                                  at="mean within-coefficient Spearman(eigen-variance, entropy)"),
             statistic=(f"final eigen-variance and validation attention entropy of {n_runs} "
                        f"trained models ({results[0].spec.task.kind}), stratified by LocAteR "
                        "coefficient"),
-            tolerance={"p": "0.025 one-sided, stratified permutation test",
-                       "why": "the sign is the prediction; permuting within a coefficient "
-                              "keeps LocAteR's own effect out of the test"},
+            tolerance=Tolerance("the sign is the prediction; permuting within a coefficient "
+                                "keeps LocAteR's own effect out of the test",
+                                {"p": "0.025 one-sided, stratified permutation test"}),
             explanation=why, n_seeds=params["seeds"],
             details={"within_lambda_spearman": within, "pooled_spearman": pooled,
                      "p_negative": p_negative, "p_positive": p_positive,

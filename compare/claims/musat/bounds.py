@@ -11,6 +11,7 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.memo import memo
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import derivation_protocol
@@ -88,11 +89,11 @@ class DepthBoundClosedForm(Claim):
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory="min t with 3^t >= 2D",
-            empirical={"value": len(mismatches), "at": "mismatches between game and closed form"},
+            empirical=Measurement(len(mismatches), at="mismatches between game and closed form"),
             statistic=(f"the game on sets for D = 1..{params['d_sets']} (paper bound and both "
                        f"refined variants), on intervals for D = 1..{params['d_intervals']}. "
                        f"{RECONSTRUCTION}"),
-            tolerance={"mismatches": 0, "why": "integers: exact agreement"},
+            tolerance=Tolerance("integers: exact agreement", {"mismatches": 0}),
             explanation=("closed form = simulator at every D" if ok else
                          f"{len(mismatches)} mismatches, first at D = {mismatches[0]['D']}"),
             details={"mismatches": mismatches[:20]},
@@ -236,12 +237,13 @@ class ConstructionMeetsBound(Claim):
         return Assessment(
             verdict=verdict,
             theory="refined 3^t >= 4D + 1 at the query (paper: 3^t >= 2D somewhere)",
-            empirical={"value": sum(r["construction_layers"] == r["refined_bound"] for r in rows)
-                       / len(rows), "at": "fraction of D solved with exactly the refined count"},
+            empirical=Measurement(
+                sum(r["construction_layers"] == r["refined_bound"] for r in rows) / len(rows),
+                at="fraction of D solved with exactly the refined count"),
             statistic=(f"{params['instances']} random instances per D, K = {params['K']} "
                        f"chains, hard attention with 2 heads per layer (weights written down). "
                        f"{RECONSTRUCTION}"),
-            tolerance={"answers": "all exact", "why": "a construction is exact or it is not"},
+            tolerance=Tolerance("a construction is exact or it is not", {"answers": "all exact"}),
             explanation=why, details={"depths": rows},
             figures={"construction": self._figure(rows)})
 

@@ -20,6 +20,7 @@ from attnverify.compare.claims.musat.protocols import (
 )
 from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import crossing_step
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
 
@@ -88,12 +89,12 @@ class DepthsEmergeInOrder(RetrievalClaim):
             verdict = Verdict.CONFIRMED
         return Assessment(
             verdict=verdict, theory="depth 0, then 1, ..., then D", reason=reason,
-            empirical={"value": sum(not row["inversions"] for row in rows) / max(len(rows), 1),
-                       "at": "fraction of seeds with depths in order"},
+            empirical=Measurement(sum(not row["inversions"] for row in rows) / max(len(rows), 1),
+                                  at="fraction of seeds with depths in order"),
             statistic=(f"first step with per-depth accuracy >= {LEARNED}, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
-            tolerance={"resolution": f"{tie} steps (one evaluation interval)",
-                       "why": "crossings are only seen at evaluation steps"},
+            tolerance=Tolerance("crossings are only seen at evaluation steps",
+                                {"resolution": f"{tie} steps (one evaluation interval)"}),
             explanation=why, n_seeds=len(rows), details={"seeds": rows})
 
 
@@ -220,14 +221,15 @@ class HeadsEmergeInSequence(RetrievalClaim):
             del row["_first"]
         return Assessment(
             verdict=verdict, reason=reason, theory="one role at a time, fixed order",
-            empirical={"value": float(np.mean([row["max_ablation_drop"] for row in rows]))
-                       if rows else float("nan"),
-                       "at": "largest per-depth accuracy drop when zeroing an emerged head"},
+            empirical=Measurement(
+                float(np.mean([row["max_ablation_drop"] for row in rows])) if rows
+                else float("nan"),
+                at="largest per-depth accuracy drop when zeroing an emerged head"),
             statistic=(f"structural head scores at every evaluation and zero-ablation at the end, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
-            tolerance={"emerged": f"score >= {HEAD_THRESHOLD} for 3 evaluations",
-                       "order": f"opposite orders more than {tie} steps apart",
-                       "why": "the spec's protocol (§5, [R]); thresholds are ours"},
+            tolerance=Tolerance("the spec's protocol (§5, [R]); thresholds are ours",
+                                {"emerged": f"score >= {HEAD_THRESHOLD} for 3 evaluations",
+                                 "order": f"opposite orders more than {tie} steps apart"}),
             explanation=why, n_seeds=len(rows), details={"seeds": rows},
             figures={"attention_maps": attention_figure(results[0], self.emerged(results[0]))}
             if results else {})

@@ -56,6 +56,7 @@ from attnverify.compare.claims.musat.runs import (
     retrieval_spec,
 )
 from attnverify.compare.decision import decide, rate_gain, sequential_verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
@@ -155,12 +156,12 @@ class ShallowModelsFail(RetrievalClaim):
             verdict=verdict, reason=reason,
             p_value=design.p_value(result) if design and result and not untestable else None,
             theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
-            empirical={"value": sum(near) / len(near) if near else None, "ci": [lo, hi],
-                       "confidence": 0.95, "quantity": "fraction of seeds near chance",
-                       "at": self.describe(params, "shallow", True)},
+            empirical=Measurement(sum(near) / len(near) if near else None, ci=[lo, hi],
+                                  confidence=0.95, quantity="fraction of seeds near chance",
+                                  at=self.describe(params, "shallow", True)),
             statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
-            tolerance={"near_chance": limit, **SHALLOW_DESIGN,
-                       "why": "chance 1/K plus the spec's delta = 0.1; exact binomial test"},
+            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial test",
+                                {"near_chance": limit, **SHALLOW_DESIGN}),
             explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged},
             figures={"depth_heatmap": depth_heatmap(params, self.plan(params), groups)})
 
@@ -282,13 +283,14 @@ class SufficientDepthLearns(RetrievalClaim):
             p_value=design.p_value(result) if result.look and result.stop is not Stop.CONTINUE
             and reason is not Reason.NOT_TESTABLE else None,
             theory=f"p >= {SUFFICIENT_DESIGN['p1']} of seeds learn",
-            empirical={"value": result.successes / n if n else None, "ci": [lo, hi],
-                       "confidence": 0.95, "quantity": "fraction of seeds that learn",
-                       "mean_query_acc": float(np.mean(accs)) if accs else None,
-                       "at": self.describe(params, "deep", True)},
+            empirical=Measurement(result.successes / n if n else None, ci=[lo, hi],
+                                  confidence=0.95, quantity="fraction of seeds that learn",
+                                  at=self.describe(params, "deep", True),
+                                  extras={"mean_query_acc": float(np.mean(accs)) if accs
+                                          else None}),
             statistic=f"seeds that learn the query, over {n} seeds. {RECONSTRUCTION}",
-            tolerance={"learned": LEARNED, **SUFFICIENT_DESIGN,
-                       "why": "the spec's success threshold; exact group-sequential design"},
+            tolerance=Tolerance("the spec's success threshold; exact group-sequential design",
+                                {"learned": LEARNED, **SUFFICIENT_DESIGN}),
             explanation=why, n_seeds=n, details={"query_acc": accs, "look": result.look},
             figures={"emergence": emergence_figure(
                 runs[0], HeadsEmergeInSequence().emerged(runs[0]))} if runs else {})
@@ -334,9 +336,9 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
                 theory="IC learns, query-only does not",
-                empirical={"value": None}, statistic=f"seeds that learn per arm. "
+                empirical=Measurement(None), statistic=f"seeds that learn per arm. "
                                                       f"{RECONSTRUCTION}",
-                tolerance={"learned": LEARNED, "why": "the protocol's precondition"},
+                tolerance=Tolerance("the protocol's precondition", {"learned": LEARNED}),
                 explanation=(f"not testable here: IC itself learns in fewer than half of its "
                              f"seeds, so 'fails where IC succeeds' cannot be judged (a longer "
                              f"budget would make it testable). {why}"),
@@ -348,13 +350,14 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value,
             theory="IC learns, query-only does not",
-            empirical={"value": k_ic / n_ic - k_q / n_q,
-                       "quantity": "success rate, IC minus query-only",
-                       "at": "final query >= 0.9"},
+            empirical=Measurement(k_ic / n_ic - k_q / n_q,
+                                  quantity="success rate, IC minus query-only",
+                                  at="final query >= 0.9"),
             statistic=f"seeds that learn per arm, {n_ic} IC and {n_q} query-only. "
                       f"{RECONSTRUCTION}",
-            tolerance={"learned": LEARNED, "min_gap": IC_MIN_GAP, "alpha": 0.025,
-                       "beta": 0.10, "why": "exact unconditional test of two rates"},
+            tolerance=Tolerance("exact unconditional test of two rates",
+                                {"learned": LEARNED, "min_gap": IC_MIN_GAP, "alpha": 0.025,
+                                 "beta": 0.10}),
             explanation=f"{why}. {d.text}", n_seeds=n_ic + n_q,
             details={"ic_learned": ic, "query_only_learned": query_only,
                      "paired_accuracy_diff": diffs},

@@ -10,6 +10,7 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import derivation_protocol
 from attnverify.compare.space import Dimension
@@ -121,16 +122,16 @@ class KappaClosedForm(Claim):
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory=head["kappa_theory"],
-            empirical={"value": head["kappa_measured"],
-                       "ci": normal_ci(head["kappa_measured"], head["kappa_se"]),
-                       "confidence": 0.95,
-                       "at": f"{head['distribution']} V={head['V']} L={head['L']}"},
+            empirical=Measurement(head["kappa_measured"],
+                                  ci=normal_ci(head["kappa_measured"], head["kappa_se"]),
+                                  confidence=0.95,
+                                  at=f"{head['distribution']} V={head['V']} L={head['L']}"),
             statistic=(f"Monte Carlo kappa and C from {params['n_sequences']} sequences per point "
                        f"at {len(rows)} (distribution, V, L) points"),
-            tolerance={"kappa": "4 SE + 1e-12", "C_entries_max_abs_z": z_max_allowed,
-                       "why": "4 SE keeps the false-alarm rate per point below 1e-4; the z bound "
-                              "is Bonferroni at family-wise 1e-3 over all entries; 1e-12 absorbs "
-                              "float64 round-off where the estimate is exact"},
+            tolerance=Tolerance("4 SE keeps the false-alarm rate per point below 1e-4; the z bound "
+                                "is Bonferroni at family-wise 1e-3 over all entries; 1e-12 absorbs "
+                                "float64 round-off where the estimate is exact",
+                                {"kappa": "4 SE + 1e-12", "C_entries_max_abs_z": z_max_allowed}),
             explanation=explanation,
             details={"points": rows},
             figures={"kappa": self._figure(rows)},

@@ -29,6 +29,7 @@ from attnverify.compare.claims.snell.copying_protocols import (
     PERMUTATION_IS_HARD,
 )
 from attnverify.compare.decision import count_test, decide, time_test
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -116,13 +117,14 @@ class PermutationIsHard(Claim):
         return Assessment(
             verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
             theory="permutations worse",
-            empirical={"value": k_p / n, "ci": list(binomial_ci(k_p, n)), "confidence": 0.95,
-                       "quantity": "permutation success rate",
-                       "subset_success_rate": k_s / n, "median_steps": [m_p, m_s]},
+            empirical=Measurement(k_p / n, ci=list(binomial_ci(k_p, n)), confidence=0.95,
+                                  quantity="permutation success rate",
+                                  extras={"subset_success_rate": k_s / n,
+                                          "median_steps": [m_p, m_s]}),
             statistic=f"steps to success ({SUCCESS_TEXT}), censored at the budget, "
                       f"permutation V=L vs subset V={params['subset_V']} "
                       f"({scale_text(params)} each)",
-            tolerance={"alpha": ALPHA, "why": "one-sided log-rank test at 0.025 (protocol)"},
+            tolerance=Tolerance("one-sided log-rank test at 0.025 (protocol)", {"alpha": ALPHA}),
             explanation=explanation, n_seeds=2 * n, details=asdict(cmp),
             figures={"copying_curves": curves_figure(
                 {f"permutations V=L={params['L']}": perm,
@@ -188,16 +190,18 @@ class KtiwPrecedesAttention(Claim):
         leads = [r["attention_step"] - r["ktiw_step"] for r in rows if r["ktiw_step"] is not None]
         return Assessment(
             verdict=verdict, reason=reason, theory="KTIW first",
-            empirical={"value": k / len(rows) if rows else None,
-                       "ci": list(binomial_ci(k, len(rows))) if rows else None, "confidence": 0.95,
-                       "quantity": "fraction of seeds where KTIW precedes attention",
-                       "median_lead_steps": float(np.median(leads)) if leads else None},
+            empirical=Measurement(k / len(rows) if rows else None,
+                                  ci=list(binomial_ci(k, len(rows))) if rows else None,
+                                  confidence=0.95,
+                                  quantity="fraction of seeds where KTIW precedes attention",
+                                  extras={"median_lead_steps": float(np.median(leads)) if leads
+                                          else None}),
             statistic=f"first step with KTIW-probe acc >= 0.5 vs attention acc >= 0.5, over "
                       f"{len(rows)} seeds whose attention is learned ({scale_text(params)}, "
                       f"permutation and subset)",
-            tolerance={"eval_every": params["eval_every"], "rate_claimed": 0.9,
-                       "why": "the schedule's resolution only (ties count as no later); "
-                              "'seed by seed' read as every seed, Clopper-Pearson"},
+            tolerance=Tolerance("the schedule's resolution only (ties count as no later); "
+                                "'seed by seed' read as every seed, Clopper-Pearson",
+                                {"eval_every": params["eval_every"], "rate_claimed": 0.9}),
             explanation=f"KTIW no later than attention in {why}; {ties} of them ties (same "
                         f"evaluation interval); median lead "
                         f"{np.median(leads) if leads else float('nan'):.0f} steps.",

@@ -11,6 +11,7 @@ import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import DECISION_SEEDS, PAPER_COPYING
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -157,17 +158,17 @@ class UniformAttentionAtInit(Claim):
         return Assessment(
             verdict=verdict,
             theory=1.0,
-            empirical={"value": head["entropy_ratio_mean"], "ci": head["entropy_ratio_ci"],
-                       "confidence": 0.95, "quantity": "attention entropy / log S at step 0",
-                       "at": f"H={head['hidden']} V={head['V']} L={head['L']}"},
+            empirical=Measurement(head["entropy_ratio_mean"], ci=head["entropy_ratio_ci"],
+                                  confidence=0.95, quantity="attention entropy / log S at step 0",
+                                  at=f"H={head['hidden']} V={head['V']} L={head['L']}"),
             statistic="mean attention entropy / log S per seed (t-interval over seeds), and the "
                       "fraction of queries with max weight <= 3/S",
-            tolerance={"entropy_ratio_min": self.entropy_ratio_min,
-                       "max_weight_times_S": self.max_weight_factor,
-                       "query_fraction_min": self.query_fraction_min,
-                       "why": "suggested starting values of the reconstruction's test plan, "
-                              "fixed before measuring; a learned aligned attention is far "
-                              "outside both"},
+            tolerance=Tolerance("suggested starting values of the reconstruction's test plan, "
+                                "fixed before measuring; a learned aligned attention is far "
+                                "outside both",
+                                {"entropy_ratio_min": self.entropy_ratio_min,
+                                 "max_weight_times_S": self.max_weight_factor,
+                                 "query_fraction_min": self.query_fraction_min}),
             explanation=explanation,
             n_seeds=n_seeds,
             reason=Reason.NOT_TESTABLE if untestable else None,

@@ -36,6 +36,7 @@ from attnverify.compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -239,17 +240,17 @@ class KappaPredictsLearningSpeed(Claim):
         return Assessment(
             verdict=verdict, reason=reason,
             theory="speed peaks with kappa: up on the rising branch, down on the falling one",
-            empirical={"value": rise["rho"] if np.isfinite(rise["rho"]) else None,
-                       "p_value": rise["p_kappa_direction"],
-                       "quantity": "Spearman rho(V, speed) on the rising branch",
-                       "branches": branches},
+            empirical=Measurement(rise["rho"] if np.isfinite(rise["rho"]) else None,
+                                  p_value=rise["p_kappa_direction"],
+                                  quantity="Spearman rho(V, speed) on the rising branch",
+                                  extras={"branches": branches}),
             statistic=f"Spearman rho of V and learning speed (area under the token-accuracy "
                       f"curve, evaluated every {params['eval_every']} steps) on each side of "
                       f"the kappa(V, L={length}) peak, subset vocabularies {sizes} x "
                       f"{params['seeds']} seeds ({scale_text(params)})",
-            tolerance={"alpha_per_test": ALPHA_BRANCH,
-                       "why": "two one-sided tests at 0.025: both to confirm "
-                              "(intersection-union, level 0.025), either to refute (<= 0.05)"},
+            tolerance=Tolerance("two one-sided tests at 0.025: both to confirm "
+                                "(intersection-union, level 0.025), either to refute (<= 0.05)",
+                                {"alpha_per_test": ALPHA_BRANCH}),
             explanation=why, n_seeds=len(subset),
             details={"runs": rows, "branches": branches},
             figures={"kappa_speed": self._figure(rows, params)},

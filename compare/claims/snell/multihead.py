@@ -43,6 +43,7 @@ from attnverify.compare.claims.snell.multihead_success import (
     official_success_steps,
     success_text,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
@@ -168,11 +169,11 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
                 theory=f"{heads} heads better",
-                empirical={"value": None, "single_head_failures": testable.failures},
+                empirical=Measurement(None, extras={"single_head_failures": testable.failures}),
                 statistic=f"single-head failures on {c} calibration seeds "
                           f"({scale_text(params)})",
-                tolerance={"min_failure_share": MIN_RESCUE,
-                           "why": "the testability precondition of the protocol"},
+                tolerance=Tolerance("the testability precondition of the protocol",
+                                    {"min_failure_share": MIN_RESCUE}),
                 explanation=testable.text + ".", n_seeds=c, figures=figures,
                 details={"calibration_failures": testable.failures})
         return self._decide(params, single, multi, f"1 head ({n} seeds)",
@@ -189,8 +190,8 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
         if not (single and multi):
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
-                empirical={"value": float("nan")}, statistic=f"{name_a} vs {name_b}",
-                tolerance={"alpha": ALPHA, "why": "nothing to compare"},
+                empirical=Measurement(float("nan")), statistic=f"{name_a} vs {name_b}",
+                tolerance=Tolerance("nothing to compare", {"alpha": ALPHA}),
                 explanation=f"nothing to compare: {name_a} vs {name_b}." + note,
                 details=details, figures=figures)
         success = (official_success_steps if params["protocol"] == "section5"
@@ -201,9 +202,9 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
             if not testable.testable:
                 return Assessment(
                     verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=theory,
-                    empirical={"value": None}, statistic=f"single-head failures, {name_a}",
-                    tolerance={"min_failure_share": MIN_RESCUE,
-                               "why": "the testability precondition of the protocol"},
+                    empirical=Measurement(None), statistic=f"single-head failures, {name_a}",
+                    tolerance=Tolerance("the testability precondition of the protocol",
+                                        {"min_failure_share": MIN_RESCUE}),
                     explanation=testable.text + "." + note, details=details, figures=figures)
         decision, cmp = rescue_decision(steps_a, steps_b, params["steps"])
         (k1, km), (n1, nm) = cmp.successes, cmp.n
@@ -213,13 +214,14 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
         return Assessment(
             verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
             theory=theory,
-            empirical={"value": km / nm - k1 / n1, "quantity": f"success rate, {heads} heads "
-                       f"minus 1 head", f"rate_{heads}_heads": km / nm,
-                       "rate_1_head": k1 / n1, "median_steps": list(cmp.median_steps)},
+            empirical=Measurement(km / nm - k1 / n1,
+                                  quantity=f"success rate, {heads} heads minus 1 head",
+                                  extras={f"rate_{heads}_heads": km / nm, "rate_1_head": k1 / n1,
+                                          "median_steps": list(cmp.median_steps)}),
             statistic=(f"success ({success_text(params)}) on permutations, GRU, "
                        f"{params['protocol']} protocol: {name_a} vs {name_b} "
                        f"({scale_text(params)})"),
-            tolerance={"alpha": ALPHA, "beta": BETA, "min_rescue": MIN_RESCUE,
-                       "why": "exact unconditional test of the success rates (protocol)"},
+            tolerance=Tolerance("exact unconditional test of the success rates (protocol)",
+                                {"alpha": ALPHA, "beta": BETA, "min_rescue": MIN_RESCUE}),
             explanation=explanation + note, n_seeds=n1 + nm,
             details={"test": asdict(cmp), **details}, figures=figures)

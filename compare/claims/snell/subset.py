@@ -22,6 +22,7 @@ from attnverify.compare.claims.snell.common import (
 )
 from attnverify.compare.claims.snell.copying import SUCCESS_TEXT, curves_figure
 from attnverify.compare.decision import sequential_verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
@@ -125,8 +126,8 @@ class SubsetLearnedEverySeed(Claim):
         if result.look == 0:
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.BUDGET_REACHED, theory=1.0,
-                empirical={"value": None}, statistic="no look completed",
-                tolerance={"design": design.describe()},
+                empirical=Measurement(None), statistic="no look completed",
+                tolerance=Tolerance(thresholds={"design": design.describe()}),
                 explanation=f"fewer runs ({len(results)}) than the first look needs.")
         verdict, reason = sequential_verdict(result.stop)
         bounds = (f"confirm at >= {efficacy[result.look - 1]}, refute at <= "
@@ -140,17 +141,19 @@ class SubsetLearnedEverySeed(Claim):
         return Assessment(
             verdict=verdict, reason=reason, theory=1.0,
             p_value=design.p_value(result) if result.stop is not Stop.CONTINUE else None,
-            empirical={"value": k / n, "ci": [lo, hi], "confidence": 0.95,
-                       "quantity": "fraction of seeds that learn",
-                       "stopped_at": f"look {result.look} of {len(design.looks)} ({n} seeds)",
-                       "median_steps_to_success": float(np.median(learned)) if learned else None},
+            empirical=Measurement(k / n, ci=[lo, hi], confidence=0.95,
+                                  quantity="fraction of seeds that learn",
+                                  extras={"stopped_at": f"look {result.look} of "
+                                                        f"{len(design.looks)} ({n} seeds)",
+                                          "median_steps_to_success": float(np.median(learned))
+                                          if learned else None}),
             statistic=f"seeds reaching {SUCCESS_TEXT} (subset V={params['subset_V']}, "
                       f"{scale_text(params | {'seeds': n})}), sequential looks "
                       f"{', '.join(map(str, design.looks))}",
-            tolerance={"p0": RATES["p0"], "p1": RATES["p1"], "alpha": RATES["alpha"],
-                       "beta": RATES["beta"],
-                       "why": "'every time' as p >= 0.95 against p <= 0.75; exact "
-                              "group-sequential design with O'Brien-Fleming-type spending"},
+            tolerance=Tolerance("'every time' as p >= 0.95 against p <= 0.75; exact "
+                                "group-sequential design with O'Brien-Fleming-type spending",
+                                {"p0": RATES["p0"], "p1": RATES["p1"], "alpha": RATES["alpha"],
+                                 "beta": RATES["beta"]}),
             explanation=(f"stopped at look {result.look} of {len(design.looks)}: {k}/{n} seeds "
                          f"learned ({bounds}), {why[result.stop]}. Clopper-Pearson 95% CI "
                          f"{lo:.2f}-{hi:.2f} (descriptive; the design decides)."),

@@ -25,6 +25,7 @@ import numpy as np
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import DECISION_SEEDS
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -179,17 +180,17 @@ class InitScaleBreaksSymmetry(Claim):
         return Assessment(
             verdict=verdict, reason=reason, p_value=perm.p_less,
             theory="permutation steps fall with sigma; subset steps flat",
-            empirical={"value": perm.rho if np.isfinite(perm.rho) else None,
-                       "p_value": perm.p_less,
-                       "quantity": "Spearman rho(log sigma, steps to gold attention 1/2) on "
-                                   "permutations"},
+            empirical=Measurement(perm.rho if np.isfinite(perm.rho) else None,
+                                  p_value=perm.p_less,
+                                  quantity="Spearman rho(log sigma, steps to gold attention "
+                                           "1/2) on permutations"),
             statistic=(f"free-attention toy, B and Q at init std sigma in {params['sigmas']}, "
                        f"SGD lr {params['lr']}, float64, {budget} steps, {params['seeds']} "
                        f"seeds per sigma and distribution (L = {params['L']}, subset V = "
                        f"{params['subset_V']})"),
-            tolerance={"alpha": ALPHA, "subset_margin": MARGIN,
-                       "why": "one-sided permutation trend test; subsets within 25% of the "
-                              "smallest sigma's median"},
+            tolerance=Tolerance("one-sided permutation trend test; subsets within 25% of the "
+                                "smallest sigma's median",
+                                {"alpha": ALPHA, "subset_margin": MARGIN}),
             explanation=why, n_seeds=len(rows), details={"runs": rows, "subset_medians":
                                                           {str(k): v for k, v in
                                                            medians.items()}},

@@ -13,6 +13,7 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import (
     Reason,
@@ -160,16 +161,16 @@ class ToyClassifierClosedForm(Claim):
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
             theory=tau_star,
-            empirical={"value": self._measured_tau_star(results[0]),
-                       "quantity": "tau* where p reaches 1 from the uniform start (GD)",
-                       "relative_deviation": head["relative_deviation"]},
+            empirical=Measurement(self._measured_tau_star(results[0]),
+                                  quantity="tau* where p reaches 1 from the uniform start (GD)",
+                                  extras={"relative_deviation": head["relative_deviation"]}),
             statistic=f"gradient descent (step h = {params['lr']:g} and h/2, float64) vs the "
                       f"closed form, over tau in [0, tau_max]",
-            tolerance={"relative_deviation_max": "2 h tau_max", "halving_ratio": [1.8, 2.2],
-                       "crossing_slack": 2 * params["lr"],
-                       "why": "Euler's leading-order error h tau lambda^2/2 with lambda^2 = 2, "
-                              "doubled; first-order convergence; two steps of slack for the "
-                              "crossing (detection and Euler shift)"},
+            tolerance=Tolerance("Euler's leading-order error h tau lambda^2/2 with lambda^2 = 2, "
+                                "doubled; first-order convergence; two steps of slack for the "
+                                "crossing (detection and Euler shift)",
+                                {"relative_deviation_max": "2 h tau_max",
+                                 "halving_ratio": [1.8, 2.2], "crossing_slack": 2 * params["lr"]}),
             explanation=explanation, details={"starts": rows},
             figures={"toy_classifier": self._figure(results, params)},
         )
@@ -364,15 +365,16 @@ class PermutationSaddle(Claim):
         return Assessment(
             verdict=verdict, theory=log_v,
             reason=Reason.BUDGET_REACHED if verdict is Verdict.INCONCLUSIVE else None,
-            empirical={"value": float(perm[0].metric("loss")[-1]),
-                       "quantity": "final loss on permutations", "max_abs_deviation": loss_dev,
-                       "subset_final_gold_attention": gold},
+            empirical=Measurement(float(perm[0].metric("loss")[-1]),
+                                  quantity="final loss on permutations",
+                                  extras={"max_abs_deviation": loss_dev,
+                                          "subset_final_gold_attention": gold}),
             statistic=f"free-attention toy, B = Q = 0 at the start, SGD lr {params['lr']}, "
                       f"float64, {steps} steps (escape budget), {n} seeds per distribution",
-            tolerance={"loss": 1e-9, "row_spread": 1e-10, "max_abs_Q": 1e-10,
-                       "subset_gold_attention_min": 0.5,
-                       "why": "exact statement: only float64 round-off is allowed (§4.6); "
-                              "escape = gold attention past one half"},
+            tolerance=Tolerance("exact statement: only float64 round-off is allowed (§4.6); "
+                                "escape = gold attention past one half",
+                                {"loss": 1e-9, "row_spread": 1e-10, "max_abs_Q": 1e-10,
+                                 "subset_gold_attention_min": 0.5}),
             explanation=explanation, n_seeds=2 * n,
             details={"loss_deviation": loss_dev, "row_spread": spread, "max_abs_Q": q_max},
             figures={"saddle": self._figure(perm, subset, log_v)},

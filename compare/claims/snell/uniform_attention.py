@@ -21,6 +21,7 @@ from attnverify.compare.claims.snell.common import (
     copy_spec,
 )
 from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
@@ -203,16 +204,16 @@ class Stage1BowOptimum(Claim):
         head = next((r for r in rows if r["verdict"] == str(verdict)), rows[0])
         return Assessment(
             verdict=verdict, theory=head["band"],
-            empirical={"value": head["loss_mean"], "ci": head["ci"], "confidence": 0.95,
-                       "quantity": f"final per-word loss, {head['distribution']}, frozen "
-                                   f"uniform attention", "at": head["distribution"]},
+            empirical=Measurement(head["loss_mean"], ci=head["ci"], confidence=0.95,
+                                  quantity=f"final per-word loss, {head['distribution']}, frozen "
+                                           f"uniform attention", at=head["distribution"]),
             statistic=f"final per-word loss of the frozen-uniform seq2seq after "
                       f"{params['steps']} steps (H={params['hidden']}, L={length}, subset "
                       f"V={vocab} and permutations, {n} seeds each)",
-            tolerance={"band_floor_log_L_factorial_over_L": floor,
-                       "bow_model_tolerance": self.bow_tolerance,
-                       "why": "no model without source order can beat log(L!)/L; the band's "
-                              "top is the bag-of-words optimum; seed spread via t-intervals"},
+            tolerance=Tolerance("no model without source order can beat log(L!)/L; the band's "
+                                "top is the bag-of-words optimum; seed spread via t-intervals",
+                                {"band_floor_log_L_factorial_over_L": floor,
+                                 "bow_model_tolerance": self.bow_tolerance}),
             explanation=explanation, n_seeds=2 * n,
             reason=Reason.NOT_TESTABLE if untestable else None,
             details={"distributions": rows, "bag_of_words_model": bow_rows},
@@ -375,15 +376,15 @@ class KtiwLearnedUnderUniformAttention(Claim):
                             "t-interval over seeds: more seeds ('--param seeds=N') are needed.")
         return Assessment(
             verdict=verdict, theory=f"subset > {hi_t:.3f}; permutation < {lo_t:.3f}",
-            empirical={"value": float(subset.mean()), "ci": [s_lo, s_hi], "confidence": 0.95,
-                       "quantity": "final KTIW-probe accuracy, subset",
-                       "permutation": float(perm.mean()) if perm.size else None,
-                       "permutation_ci": [p_lo, p_hi] if perm.size else None},
+            empirical=Measurement(float(subset.mean()), ci=[s_lo, s_hi], confidence=0.95,
+                                  quantity="final KTIW-probe accuracy, subset",
+                                  extras={"permutation": float(perm.mean()) if perm.size else None,
+                                          "permutation_ci": [p_lo, p_hi] if perm.size else None}),
             statistic=f"KTIW-probe accuracy after {params['steps']} steps with frozen uniform "
                       f"attention (H={params['hidden']}, L={params['L']}, {n} seeds each)",
-            tolerance={"learned_above": hi_t, "chance_below": lo_t,
-                       "why": "multiples of the chance level 1/S: 5x = learned (at most "
-                              "half-way from chance to 1), < 2x = chance"},
+            tolerance=Tolerance("multiples of the chance level 1/S: 5x = learned (at most "
+                                "half-way from chance to 1), < 2x = chance",
+                                {"learned_above": hi_t, "chance_below": lo_t}),
             explanation=explanation, n_seeds=2 * n,
             reason=Reason.NOT_TESTABLE if untestable else None,
             details={"subset": subset.tolist(), "permutation": perm.tolist(), "chance": chance},
