@@ -13,12 +13,19 @@ LocAteR (§4, candidates A/B/C of :mod:`theory.bao.locater`, recomputed here wit
 autograd) adds ``locater * R(W)`` to the loss; ``locater_kind="F"`` is the plain control,
 R_F = ||W||_F^2 / d, which shrinks the whole of W (its mean too) instead of concentrating its
 spectrum around the mean.
+
+``init_qk_mean`` and ``init_qk_std`` (both or neither) start W with a prescribed spectrum
+(§3.3, the trainability argument): W_k = I and W_q = W = Q diag(lambda) Q^T with eigenvalue
+mean and std exactly as given (:func:`~attnverify.empirics.qk_spectrum.symmetric_qk`), Q and
+the standardised noise drawn from a generator seeded by the run's own stream, so two runs of
+one seed share them (common random numbers across spectra).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,13 +35,15 @@ from torch.nn import functional as F
 from attnverify.empirics.attention import attention_entropy
 from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
 from attnverify.empirics.positions import sinusoidal_positions
-from attnverify.empirics.qk_spectrum import eigen_stats
+from attnverify.empirics.qk_spectrum import eigen_stats, symmetric_qk
 from attnverify.empirics.score_monte_carlo import token_residual
 
 
 @dataclass(frozen=True)
 class AttentionLMConfig(ModelConfig):
-    """``bao_attention_lm``: width d, FFN width, LayerNorm placement, dropout, LocAteR."""
+    """``bao_attention_lm``: width d, FFN width, LayerNorm placement, dropout, LocAteR, and
+    optionally the initial spectrum of W (left out of the spec's form while unset, so the
+    keys of runs without it stay as they were)."""
 
     kind = "bao_attention_lm"
     code_version = 1
@@ -44,6 +53,8 @@ class AttentionLMConfig(ModelConfig):
     dropout: float = 0.1
     locater: float = 0.0
     locater_kind: str = "A"
+    init_qk_mean: float | None = None
+    init_qk_std: float | None = None
 
     NORMS = ("post", "pre")
     LOCATER_KINDS = ("A", "B", "C", "F")
@@ -61,6 +72,22 @@ class AttentionLMConfig(ModelConfig):
                 self.locater)
         require(self.locater_kind in self.LOCATER_KINDS, "model.locater_kind",
                 f"one of {', '.join(self.LOCATER_KINDS)}", self.locater_kind)
+        require((self.init_qk_mean is None) == (self.init_qk_std is None), "model.init_qk_std",
+                "set together with init_qk_mean (or neither)", self.init_qk_std)
+        if self.init_qk_mean is not None:
+            require(isinstance(self.init_qk_mean, int | float)
+                    and math.isfinite(self.init_qk_mean), "model.init_qk_mean",
+                    "a finite number", self.init_qk_mean)
+            require(isinstance(self.init_qk_std, int | float) and self.init_qk_std >= 0
+                    and math.isfinite(self.init_qk_std), "model.init_qk_std",
+                    "a finite number >= 0", self.init_qk_std)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        for name in ("init_qk_mean", "init_qk_std"):
+            if data[name] is None:
+                del data[name]
+        return data
 
     def build(self, task: TaskConfig) -> AttentionLM:
         vocab = getattr(task, "vocab_size", None)
@@ -107,6 +134,8 @@ class AttentionLM(nn.Module):
             nn.init.xavier_uniform_(proj.weight, gain=2**-0.5)  # fairseq, equal q/k/v dims
         nn.init.xavier_uniform_(self.o_proj.weight)
         nn.init.zeros_(self.o_proj.bias)
+        if config.init_qk_mean is not None:
+            self._prescribe_spectrum(config.init_qk_mean, config.init_qk_std)
         self.fc1, self.fc2 = nn.Linear(d, config.ffn), nn.Linear(config.ffn, d)
         for fc in (self.fc1, self.fc2):
             nn.init.xavier_uniform_(fc.weight)
@@ -117,6 +146,15 @@ class AttentionLM(nn.Module):
         nn.init.normal_(self.out.weight, std=d**-0.5)
         self.drop = nn.Dropout(config.dropout)
         self.register_buffer("m0", (torch.trace(self.qk_matrix()) / d).detach())
+
+    def _prescribe_spectrum(self, mean: float, std: float) -> None:
+        """W_k = I and W_q = W with eigenvalue mean ``mean`` and std ``std`` (class docstring);
+        one draw from the run's stream seeds the generator of Q and the noise."""
+        seed = int(torch.randint(0, 2**62, ()).item())
+        w = symmetric_qk(self.config.d, mean, std, torch.Generator().manual_seed(seed))
+        with torch.no_grad():
+            self.q_proj.weight.copy_(w.T.to(self.q_proj.weight.dtype))
+            self.k_proj.weight.copy_(torch.eye(self.config.d, dtype=self.k_proj.weight.dtype))
 
     def qk_matrix(self) -> torch.Tensor:
         """``W = W_q^T W_k`` (d x d): scores are ``c h^T W h'`` plus bias terms, c = d^-1/2."""

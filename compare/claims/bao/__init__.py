@@ -3,6 +3,7 @@ attnverify's derivation (docs/derivations.md#bao-hataya-karakida-2024) under a s
 model, not the paper's own theorem (which was not available); every statistic says so."""
 
 from attnverify.compare.claims.bao.entropy import EntropyMonotoneInMean, EntropyMonotoneInVariance
+from attnverify.compare.claims.bao.entropy_collapse import SmallVarianceAvoidsEntropyCollapse
 from attnverify.compare.claims.bao.locater import LocaterEffect
 from attnverify.compare.claims.bao.moments import (
     AntrpVariantDisagrees,
@@ -29,6 +30,7 @@ CLAIMS = (
     RankCollapseAtUniform,
     LocaterEffect,
     SmallVarianceKeepsTokenDiversity,
+    SmallVarianceAvoidsEntropyCollapse,
     TrainedSpectrumPredictsLocalization,
     AntrpVariantDisagrees,
 )

@@ -5,7 +5,9 @@ from attnverify.compare.claims.snell.cooccurrence import KappaClosedForm, cooccu
 from attnverify.compare.claims.snell.copying import KtiwPrecedesAttention, PermutationIsHard
 from attnverify.compare.claims.snell.initialisation import UniformAttentionAtInit
 from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpeed
+from attnverify.compare.claims.snell.low_loss import LowLossWithoutAlignedAttention
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
+from attnverify.compare.claims.snell.onset_rate import Stage2OnsetRate
 from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
 from attnverify.compare.claims.snell.symmetry import InitScaleBreaksSymmetry
 from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
@@ -24,6 +26,8 @@ CLAIMS = (
     ToyClassifierClosedForm,
     PermutationSaddle,
     InitScaleBreaksSymmetry,
+    LowLossWithoutAlignedAttention,
+    Stage2OnsetRate,
     KappaPredictsLearningSpeed,
     MultiheadRescuesPermutations,
     SubsetLearnedEverySeed,
