@@ -3,6 +3,8 @@ models without it, and the decision rule on constructed results."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -52,25 +54,31 @@ def run(spec, entropy: tuple[float, float], loss: tuple[float, float]) -> RunRes
                      train_loss=np.array([3.9, loss[1]]))
 
 
-def results(small, large, n=8):
+def results(small, large, n=PARAMS["seeds"], diverged=()):
     specs = CLAIM.specs(PARAMS)
-    return ([run(s, *small(i)) for i, s in enumerate(specs[:n])]
-            + [run(s, *large(i)) for i, s in enumerate(specs[n:])])
+    out = ([run(s, *small(i)) for i, s in enumerate(specs[:n])]
+           + [run(s, *large(i)) for i, s in enumerate(specs[n:])])
+    for i in diverged:
+        out[i] = replace(out[i], status="diverged")
+    return out
 
 
 SMALL = lambda i: ((0.6, 0.75 + 0.01 * i), (1.0, 0.8))        # noqa: E731
 COLLAPSED = lambda i: ((0.2, 0.1 + 0.01 * i), (1.3, 1.0))     # noqa: E731
+ALTERNATE = lambda i: 0.05 if i % 2 else -0.05                 # noqa: E731
 
 
 @pytest.mark.parametrize(("small", "large", "verdict", "reason"), [
     (SMALL, COLLAPSED, Verdict.CONFIRMED, Reason.DECIDED),
-    # the entropy ends higher, but the loss area is larger with the small variance
+    # the entropy fares better, but the loss area is larger with the small variance
     (SMALL, lambda i: ((0.2, 0.1), (0.9, 0.7)), Verdict.REFUTED, Reason.DECIDED),
-    # the large variance recovers and ends above: refuted on entropy
+    # the large variance recovers: its entropy rises more over training
     (SMALL, lambda i: ((0.2, 0.9 + 0.01 * i), (1.3, 1.0)), Verdict.REFUTED, Reason.DECIDED),
-    # mixed signs: neither direction significant
-    (SMALL, lambda i: ((0.2, 0.75 + 0.01 * i + (0.05 if i % 2 else -0.05)),
-                       (1.0 + (0.1 if i % 2 else -0.1), 0.8)),
+    # the same entropy change and loss up to noise of both signs: neither way
+    (SMALL, lambda i: ((0.2, 0.35 + 0.01 * i + ALTERNATE(i)), (1.0 + 2 * ALTERNATE(i), 0.8)),
+     Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # the entropy half alone is significant: not confirmed
+    (SMALL, lambda i: ((0.2, 0.1 + 0.01 * i), (1.0 + 2 * ALTERNATE(i), 0.8)),
      Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
     # the large variance does not start lower: the spectra set up no contrast
     (SMALL, lambda i: ((0.7, 0.1), (1.3, 1.0)), Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
@@ -78,6 +86,24 @@ COLLAPSED = lambda i: ((0.2, 0.1 + 0.01 * i), (1.3, 1.0))     # noqa: E731
 def test_rule(small, large, verdict, reason):
     a = CLAIM.assess(PARAMS, results(small, large))
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+    assert (a.p_value is None) == (reason is Reason.NOT_TESTABLE)
+
+
+def test_the_entropy_endpoint_is_the_change_not_the_final_value():
+    """Both arms end at the same entropy; the small variance started higher, so its entropy
+    fell more: the entropy half goes the other way (refuted), whatever the final values."""
+    a = CLAIM.assess(PARAMS, results(lambda i: ((0.6, 0.3 + 0.01 * i), (1.0, 0.8)),
+                                     lambda i: ((0.2, 0.3 + 0.01 * i), (1.3, 1.0))))
+    assert a.verdict is Verdict.REFUTED and "entropy fares worse" in a.explanation
+
+
+def test_diverged_pairs_are_dropped_and_counted():
+    n = PARAMS["seeds"]
+    a = CLAIM.assess(PARAMS, results(SMALL, COLLAPSED, diverged=(0, n + 1)))
+    assert a.details["dropped_pairs"] == 2 and a.n_seeds == 2 * (n - 2)
+    assert a.verdict is Verdict.CONFIRMED
+    every = CLAIM.assess(PARAMS, results(SMALL, COLLAPSED, diverged=range(n)))
+    assert every.reason is Reason.NOT_TESTABLE and every.empirical.value is None
 
 
 def test_too_few_pairs_is_not_testable():
@@ -88,6 +114,8 @@ def test_too_few_pairs_is_not_testable():
     assert a.reason is Reason.NOT_TESTABLE and "fewer than 6" in a.explanation
 
 
-def test_std_order_is_checked():
+def test_decision_seeds_are_fresh():
+    seeds = {s.seed for s in CLAIM.specs(PARAMS)}
+    assert seeds == set(range(820, 830))
     with pytest.raises(ValueError, match="small_std < large_std"):
         CLAIM.check_params(PARAMS | {"small_std": 4.0, "large_std": 0.1})

@@ -49,7 +49,29 @@ def test_rule(outcomes, verdict, reason):
 
 def test_no_counterexample_states_the_bound():
     results = [run(spec, *ALIGNED) for spec in CLAIM.specs(PARAMS)]
-    assert "at most 0.52" in CLAIM.assess(PARAMS, results).explanation
+    assert "at most 0.45" in CLAIM.assess(PARAMS, results).explanation  # 1 - 0.05 ** (1/5)
+
+
+def test_runs_cut_off_by_the_budget_are_reported():
+    outcomes = [HIGH_LOSS_FLIPPED] * 4 + [ALIGNED]
+    results = [run(spec, *o) for spec, o in zip(CLAIM.specs(PARAMS), outcomes, strict=True)]
+    text = CLAIM.assess(PARAMS, results).explanation
+    assert "4 more copy away from the gold position" in text and "too short" in text
+
+
+def test_uniform_gold_attention_is_not_a_counterexample():
+    exactly_uniform = (0.14, 1.0, 1 / PARAMS["L"])
+    results = [run(spec, *exactly_uniform) for spec in CLAIM.specs(PARAMS)]
+    a = CLAIM.assess(PARAMS, results)
+    assert a.verdict is Verdict.INCONCLUSIVE and a.empirical.value == 0
+
+
+def test_diverged_runs_are_never_counterexamples():
+    from dataclasses import replace
+
+    results = [replace(run(spec, *FLIPPED), status="diverged") for spec in CLAIM.specs(PARAMS)]
+    a = CLAIM.assess(PARAMS, results)
+    assert a.reason is Reason.NOT_TESTABLE and "5 diverged" in a.explanation
 
 
 def test_seed_blocks_do_not_overlap():

@@ -23,13 +23,14 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from scipy import stats
+
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse, check_disjoint
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ LOSS_FRACTION = 0.1
 """Low loss: at most this fraction of log V, the loss at the symmetric start."""
 INIT_STD = 0.01
 BUDGET_FACTOR = 20
-"""Escape budgets per run: the calibration runs reached loss 0.17 (below 0.1 log V = 0.23)
-after 18 at L = 10."""
+"""Escape budgets per run (420 steps each at L = 10): the calibration runs, trained for 90,
+were at loss 0.47 to 0.50 after 9 and 0.16 to 0.17 (below 0.1 log V = 0.23) after 18."""
 
 LOW_LOSS_PROTOCOL = Protocol(
     endpoint=("whether a trained model reaches low loss while its attention on the gold "
@@ -60,14 +61,17 @@ LOW_LOSS_PROTOCOL = Protocol(
           f"'low loss forces attention'"),
     confirm="at least one such run",
     refute="never: finitely many runs without a counterexample cannot show that none exists "
-           "(inconclusive, with a 95% upper bound on the rate of such runs)",
+           "(inconclusive, with a one-sided 95% upper bound on the rate of such runs among the "
+           "low-loss ones)",
     alpha=None, beta=None,
-    error_rates=("a confirmation is a measured counterexample, so its only error is a wrong "
-                 "measurement (no sampling error); the statement cannot be refuted by runs"),
+    error_rates=("a confirmation is a measured counterexample: whether such a model exists "
+                 "involves no sampling across seeds, only its measurement on 256 evaluation "
+                 "sequences; the statement cannot be refuted by runs"),
     readout=(f"the last evaluation of each run, after {BUDGET_FACTOR} x ceil(L / (lr "
              f"kappa(1.5 L, L))) SGD steps (8400 at quick, 22080 at full)"),
     frozen="2026-11-26",
-    precondition="at least one run reaches low loss (else no low-loss model was examined)",
+    precondition=("at least one run copies at low loss (else no low-loss model was "
+                  "examined)"),
     secondary=("how many low-loss runs attend to the gold position and how many away from it",
                "final gold attention and loss of every run (figure)"),
     seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "one run per seed"),
@@ -84,6 +88,11 @@ LOW_LOSS_PROTOCOL = Protocol(
         "The budget was raised from 3 to 20 escape budgets after the first runs (seeds 600 "
         "to 604) copied perfectly with gold attention near 0.005 but ended at loss 1.7 to 1.9 "
         "nats; the decision seeds are a fresh block.",
+        "The full profile (L = 16) takes the same number of escape budgets as quick without "
+        "a calibration of its own: its runs may not reach low loss (then: not testable).",
+        "Aligned runs reach low loss about ten times sooner than sign-flipped ones, so under a "
+        "short budget the low-loss runs are mostly aligned; the report counts the runs that "
+        "copy away from the gold position above the loss bound.",
         "An existential claim: the verdict shows that training can end there, not how often."))
 
 
@@ -105,8 +114,8 @@ class LowLossWithoutAlignedAttention(Claim):
     protocol = LOW_LOSS_PROTOCOL
     paper = "snell"
     statement = ("Low loss alone does not force attention onto the right word: a trained "
-                 "model can copy at low loss while attending away from the gold position "
-                 "(P5; the blog's argument of §4.2).")
+                 "model, here the free-attention toy (§4.6), can copy at low loss while "
+                 "attending away from the gold position (P5; the blog's argument of §4.2).")
     paper_scale = "the blog's argument (no trained configuration given)"
     full_is_paper_scale = False
     space: ClassVar[dict[str, Dimension]] = {
@@ -145,16 +154,32 @@ class LowLossWithoutAlignedAttention(Claim):
         low = [row for row in rows if row["acc"] >= ACCURACY
                and row["loss"] <= LOSS_FRACTION * log_v]
         found = sum(row["counterexample"] for row in rows)
+        away = [row for row in rows if row["acc"] >= ACCURACY and not row["counterexample"]
+                and row["gold_attention"] < 1 / length]
         n = len(results)
+        losses = "; ".join(f"{name} {min(r['loss'] for r in group):.4f} to "
+                           f"{max(r['loss'] for r in group):.4f}" for name, group in (
+                               ("aligned", [r for r in low if not r["counterexample"]]),
+                               ("away from the gold position",
+                                [r for r in low if r["counterexample"]])) if group)
         summary = (f"{len(low)} of {n} runs copy at low loss (token accuracy >= {ACCURACY}, "
                    f"loss <= {LOSS_FRACTION} log V = {LOSS_FRACTION * log_v:.3f}); of these, "
                    f"{found} attend to the gold position below 1/L = {1 / length:.3f} and "
-                   f"{len(low) - found} at or above it")
+                   f"{len(low) - found} at or above it"
+                   + (f" (final loss: {losses})" if losses else "")
+                   + (f"; {len(away)} more copy away from the gold position with loss above "
+                      f"the bound" if away else "")
+                   + (f"; {n - len(rows)} diverged" if len(rows) < n else ""))
+        short = (f" The budget of {self.budget(params)} steps may be too short: {len(away)} "
+                 f"runs copy away from the gold position but had not reached low loss "
+                 f"(sign-flipped runs reach it about ten times later than aligned ones)"
+                 if away else "")
         reason = None
         if not low:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = (f"{summary}. No run reached low loss within {self.budget(params)} steps, so "
-                   f"no low-loss model was examined: a longer budget would make it testable")
+            why = (f"{summary}. No run copied at low loss within {self.budget(params)} steps, "
+                   f"so no low-loss model was examined: a longer budget would make it "
+                   f"testable.{short}")
         elif found:
             verdict = Verdict.CONFIRMED
             best = min((row for row in rows if row["counterexample"]),
@@ -164,10 +189,10 @@ class LowLossWithoutAlignedAttention(Claim):
                    f"without attention on the gold word")
         else:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
-            upper = binomial_ci(0, len(low))[1]
-            why = (f"{summary}. No counterexample: at 95% the rate of low-loss runs attending "
-                   f"away from the gold position is at most {upper:.2f} here, which does not "
-                   f"show that none exists")
+            upper = float(stats.beta.ppf(0.95, 1, len(low)))
+            why = (f"{summary}. No counterexample: at 95% (one-sided) the rate of low-loss "
+                   f"runs attending away from the gold position is at most {upper:.2f} here, "
+                   f"which does not show that none exists.{short}")
         return Assessment(
             verdict=verdict, reason=reason, theory="low loss with gold attention below 1/L "
                                                    "exists (B near -K I)",
