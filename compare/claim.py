@@ -84,7 +84,9 @@ class Assessment:
     or a refutation; an inconclusive verdict says why nothing was decided (default: the planned
     seeds ran out, ``budget reached``). ``p_value`` is the one-sided p-value of the protocol's
     primary test in the direction of H1, where the test has one (the report adjusts the paper
-    claims' p-values for multiplicity beside the per-claim verdicts).
+    claims' p-values for multiplicity beside the per-claim verdicts). ``details`` holds what
+    else the claim computed, in ``report.json``, including what its figures draw
+    (:meth:`Claim.figures`: an assessment draws nothing).
     """
 
     verdict: Verdict
@@ -95,7 +97,6 @@ class Assessment:
     explanation: str
     n_seeds: int = 0
     details: dict[str, Any] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
     reason: Reason | None = None
     p_value: float | None = None
 
@@ -129,7 +130,8 @@ steps, batch) are checked by the run's spec, with its own field names."""
 
 
 class Claim(ABC):
-    """Subclass, set the class attributes, implement ``specs`` and ``assess``, and register."""
+    """Subclass, set the class attributes, implement ``specs`` and ``assess``, and register;
+    a claim with figures also implements ``figures``."""
 
     id: ClassVar[str]
     paper: ClassVar[str]
@@ -242,4 +244,12 @@ class Claim(ABC):
     @abstractmethod
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into
-        an assessment."""
+        an assessment. It draws nothing: ``falsify`` and the rule tests call it alone."""
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The claim's figures by name, drawn from the same ``results`` and the ``assessment``
+        ``assess`` made of them (its ``details`` hold what the figures need of its
+        statistics); called only where figures are shown: the report, ``attnverify figures``
+        and the Python API (:meth:`compare.verify.ClaimOutcome.figures`). Default: none."""
+        return {}

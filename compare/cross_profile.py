@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from attnverify.compare.claim import Claim
@@ -36,7 +37,8 @@ def stored_outcomes(claims: Sequence[Claim], profile: str, store: RunStore,
                     device: str | None = None) -> dict[str, ClaimOutcome]:
     """Claim id -> outcome at ``profile`` (its defaults, with ``overrides``) for the training
     claims whose runs at that profile are all stored (every stage included, on ``device``);
-    the others are left out."""
+    the others are left out. The outcomes keep no runs: their verdicts are shown, never their
+    figures."""
     executor = StoredRunsOnly(store, progress=False, device=device)
     complete = [claim for claim, p in zip(claims, plan(claims, profile, store, overrides,
                                                         place=executor.place), strict=True)
@@ -46,4 +48,4 @@ def stored_outcomes(claims: Sequence[Claim], profile: str, store: RunStore,
     log.info("verdicts at %s from stored runs: %s", profile,
              ", ".join(claim.id for claim in complete))
     outcomes = evaluate_all(complete, profile, executor, overrides)
-    return {outcome.claim.id: outcome for outcome in outcomes}
+    return {outcome.claim.id: replace(outcome, results=None) for outcome in outcomes}

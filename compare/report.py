@@ -1,7 +1,8 @@
 """The verification report: ``report.json`` (the contract of docs/report.md), ``report.md``
 (renders on GitHub) and a self-contained ``report.html`` (figures embedded as base64 PNG).
 
-The report is written into a temporary directory and swapped in whole
+The claims' figures are drawn here, when the report is made (``ClaimOutcome.figures``), never
+while a claim is assessed. The report is written into a temporary directory and swapped in whole
 (:mod:`compare.report_dir`), so a report directory never holds a half-written file nor parts of
 two reports.
 """
@@ -170,9 +171,9 @@ class Report:
 
     def figure_paths(self) -> dict[str, list[str]]:
         """Claim id -> its figures' paths relative to the report directory, as :meth:`write`
-        saves them."""
-        return {o.claim.id: [figure_path(o.claim.id, name) for name in o.assessment.figures]
-                for o in self.outcomes if o.assessment.figures}
+        saves them (the figures are drawn here, once: :meth:`ClaimOutcome.figures`)."""
+        return {o.claim.id: [figure_path(o.claim.id, name) for name in o.figures()]
+                for o in self.outcomes if o.figures()}
 
     def document(self) -> dict[str, Any]:
         """The content of ``report.json`` (its contract: docs/report.md): plain JSON types,
@@ -197,7 +198,7 @@ class Report:
         figure_png: dict[str, list[tuple[str, bytes, str]]] = {}
         captions: dict[str, str] = {}
         for o in self.outcomes:
-            for name, fig in o.assessment.figures.items():
+            for name, fig in o.figures().items():
                 rel = figure_path(o.claim.id, name)
                 fig.savefig(out / rel, dpi=FIGURE_DPI)
                 captions[rel] = figure_caption(fig, o.claim.statement)

@@ -4,8 +4,9 @@ A :class:`VerifyReport` is read from the ``report.json`` document (docs/report.m
 :meth:`compare.report.Report.document`), so a report computed in this process and
 one loaded from a report directory written by ``attnverify verify`` are the same object, and
 ``to_json`` gives that document back unchanged. A report computed here also holds the live
-:class:`~compare.report.Report` it was made from: its claims' matplotlib figures, and what
-:meth:`VerifyReport.save` needs to write ``report.{json,md,html}`` and ``figures/``.
+:class:`~compare.report.Report` it was made from: its claims' outcomes, which draw their
+matplotlib figures (once, when first asked for), and what :meth:`VerifyReport.save` needs to
+write ``report.{json,md,html}`` and ``figures/``.
 
 Both :class:`Outcome` and :class:`VerifyReport` print in one line (``repr``) and render as a
 table in a notebook (``_repr_html_``), with a claim's figures inline.
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
+    from attnverify.compare.verify import ClaimOutcome
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -47,8 +50,9 @@ class Outcome:
     :class:`~attnverify.compare.measurement.Measurement` (``value`` and, where it has one, a
     confidence interval ``ci`` with its ``confidence``), ``tolerance`` its ``tolerance`` entry
     as a :class:`~attnverify.compare.measurement.Tolerance`; ``figures`` holds the claim's
-    matplotlib figures by name when it was computed in this process (empty when read from
-    JSON, where ``figure_files`` names the saved PNG files, relative to the report directory).
+    matplotlib figures by name when it was computed in this process, drawn on first access
+    (empty when read from JSON, where ``figure_files`` names the saved PNG files, relative to
+    the report directory).
     """
 
     id: str
@@ -71,11 +75,12 @@ class Outcome:
     figure_files: tuple[str, ...]
     record: dict[str, Any] = field(repr=False)
     """The whole claim record of ``report.json`` (protocol, details, adjusted p-values)."""
-    figures: dict[str, Figure] = field(default_factory=dict, repr=False, compare=False)
+    live: ClaimOutcome | None = field(default=None, repr=False, compare=False)
+    """The outcome computed in this process, which draws the figures (None when read from
+    JSON)."""
 
     @classmethod
-    def from_record(cls, record: dict[str, Any],
-                    figures: dict[str, Figure] | None = None) -> Outcome:
+    def from_record(cls, record: dict[str, Any], live: ClaimOutcome | None = None) -> Outcome:
         return cls(
             id=record["id"], paper=record["paper"], kind=ClaimKind(record["kind"]),
             statement=record["statement"], verdict=Verdict(record["verdict"]),
@@ -86,7 +91,12 @@ class Outcome:
             p_value=record.get("p_value"), n_seeds=record["n_seeds"],
             run_keys=tuple(record["run_keys"]), params=record["params"],
             elapsed_s=record["elapsed_s"], scale_note=record.get("scale_note"),
-            figure_files=tuple(record["figures"]), record=record, figures=dict(figures or {}))
+            figure_files=tuple(record["figures"]), record=record, live=live)
+
+    @property
+    def figures(self) -> dict[str, Figure]:
+        """The claim's figures by name, drawn on first access (none when read from JSON)."""
+        return {} if self.live is None else self.live.figures()
 
     @property
     def confirmed(self) -> bool:
@@ -147,8 +157,7 @@ class VerifyReport:
     def from_report(cls, report: Report, cache: Path | None = None) -> VerifyReport:
         """The view of a report computed in this process, its figures included."""
         doc = report.document()
-        figures = {o.claim.id: o.assessment.figures for o in report.outcomes}
-        return cls._from_document(doc, figures, cache, report)
+        return cls._from_document(doc, {o.claim.id: o for o in report.outcomes}, cache, report)
 
     @classmethod
     def from_json(cls, text: str) -> VerifyReport:
@@ -165,10 +174,10 @@ class VerifyReport:
         return cls.from_json(file.read_text(encoding="utf-8"))
 
     @classmethod
-    def _from_document(cls, doc: dict[str, Any], figures: dict[str, dict[str, Figure]],
+    def _from_document(cls, doc: dict[str, Any], outcomes: dict[str, ClaimOutcome],
                        cache: Path | None, live: Report | None) -> VerifyReport:
         return cls(profile=doc["profile"], versions=doc["versions"], machine=doc["machine"],
-                   outcomes=tuple(Outcome.from_record(r, figures.get(r["id"]))
+                   outcomes=tuple(Outcome.from_record(r, outcomes.get(r["id"]))
                                   for r in doc["claims"]),
                    document=doc, cache=cache, live=live)
 

@@ -13,14 +13,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import Executor, RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 log = logging.getLogger("attnverify.verify")
 
@@ -30,7 +34,11 @@ class ClaimOutcome:
     """One claim evaluated at one point, with everything the report needs.
 
     ``elapsed_s`` is the claim's compute time: the recorded training time of its runs (whether
-    computed now or read from the cache) plus the time to assess them.
+    computed now or read from the cache) plus the time to assess them. ``results`` are the runs
+    it was assessed from, kept to draw its figures (:meth:`figures`); None where nothing was
+    assessed (runs that would train no step) and there is nothing to draw. ``memo_root`` is
+    where the claim's own computations were cached (:mod:`compare.memo`), so that a figure
+    that reads one finds it there.
     """
 
     claim: Claim
@@ -39,19 +47,36 @@ class ClaimOutcome:
     assessment: Assessment
     run_keys: list[str]
     elapsed_s: float
+    results: Sequence[RunResult] | None = field(default=None, repr=False)
+    memo_root: Path | None = field(default=None, repr=False)
+    _figures: dict[str, Figure] | None = field(default=None, init=False, repr=False,
+                                               compare=False)
 
     @property
     def scale_note(self) -> str | None:
         return self.claim.scale_note(self.profile)
 
+    def figures(self) -> dict[str, Figure]:
+        """The claim's figures by name (:meth:`Claim.figures`), drawn on the first call and
+        kept: the report's figure files, ``report.md`` and ``report.html`` draw them once."""
+        if self._figures is None:
+            if self.results is None:
+                self._figures = {}
+            else:
+                with rooted(self.memo_root):
+                    self._figures = self.claim.figures(self.params, self.results,
+                                                       self.assessment)
+        return self._figures
+
 
 def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[RunSpec],
-            results: Sequence[RunResult]) -> ClaimOutcome:
+            results: Sequence[RunResult], memo_root: Path | None) -> ClaimOutcome:
     start = time.perf_counter()
     assessment = claim.assess(params, results)
     elapsed = time.perf_counter() - start + sum(r.wall_time_s for r in results)
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
-                        run_keys=[s.key() for s in specs], elapsed_s=elapsed)
+                        run_keys=[s.key() for s in specs], elapsed_s=elapsed,
+                        results=tuple(results), memo_root=memo_root)
 
 
 def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
@@ -147,10 +172,11 @@ def evaluate_plans(plans: Sequence[tuple[Claim, dict[str, Any]]], profile: str,
                   if (why := untrained(claim, profile, params)) is not None}
     specs, results = _run_stages([(c, p) for c, p in plans if c.id not in untestable],
                                  executor, desc=desc)
-    with rooted(executor.store.root):
+    root = executor.store.root
+    with rooted(root):
         return [_not_testable(claim, profile, params, untestable[claim.id])
                 if claim.id in untestable
-                else _assess(claim, profile, params, specs[claim.id], results[claim.id])
+                else _assess(claim, profile, params, specs[claim.id], results[claim.id], root)
                 for claim, params in plans]
 
 

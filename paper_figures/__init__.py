@@ -1,10 +1,10 @@
 """Figure regeneration: every claim's figures, read through the run store.
 
 ``python -m attnverify.paper_figures [--profile P] [--out DIR]`` (or ``attnverify figures``)
-evaluates each claim at the profile, training only the runs missing from the cache, and writes
-every figure as PNG and PDF with a caption file (what is plotted, the profile, the seeds, the run
-keys). It says for every figure, in one line, whether it came from the cache or what it had to
-train.
+evaluates each claim at the profile, training only the runs missing from the cache, draws its
+figures (``ClaimOutcome.figures``) and writes every figure as PNG and PDF with a caption file
+(what is plotted, the profile, the seeds, the run keys). It says for every figure, in one line,
+whether it came from the cache or what it had to train.
 The index of figures and the claims they support is ``paper_figures/README.md``.
 """
 
@@ -49,7 +49,7 @@ def regenerate(out: Path, profile: str = "quick", store: RunStore | None = None,
         source = ("no training (theory and Monte Carlo)" if not total else
                   f"cached: all {total} runs from the store" if not trained else
                   f"computed {trained} of {total} runs (not in the cache)")
-        for name, fig in outcome.assessment.figures.items():
+        for name, fig in outcome.figures().items():
             stem = out / f"{outcome.claim.id}.{name}"
             for ext in ("png", "pdf"):
                 fig.savefig(Path(f"{stem}.{ext}"), dpi=150)

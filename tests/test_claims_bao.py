@@ -173,11 +173,12 @@ def test_training_claims_end_to_end_at_smoke(store):
     executor = LocalExecutor(store, workers=1, progress=False)
     spectrum = evaluate(select(claim_id="bao.trained_spectrum_predicts_localization")[0],
                         "smoke", executor)
-    assert spectrum.assessment.figures and len(spectrum.run_keys) == 6
+    assert set(spectrum.figures()) == {"spectrum_vs_entropy"} and len(spectrum.run_keys) == 6
     locater = evaluate(select(claim_id="bao.locater_effect")[0], "smoke", executor)
     # 2 calibration seeds x (none + 2 LocAteR + 2 control), then 3 decision seeds x 3 arms
     assert len(locater.run_keys) == 2 * 5 + 3 * 3
-    assert locater.assessment.figures and locater.assessment.verdict in set(Verdict)
+    assert set(locater.figures()) == {"locater_curves"}
+    assert locater.assessment.verdict in set(Verdict)
 
 
 @pytest.mark.parametrize(("slope", "verdict"), [

@@ -148,7 +148,7 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
     a = claim.assess(params, results)
     assert a.reason is Reason.NOT_TESTABLE  # one layer: measured and drawn, not decided
-    fig = a.figures["depth_heatmap"]
+    fig = claim.figures(params, results, a)["depth_heatmap"]
     labels = [[t.get_text() for t in ax.texts] for ax in fig.axes[:2]]
     # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once
     assert sorted(labels[0]) == sorted(["0.25", "1.00", "0.25", "1.00"])

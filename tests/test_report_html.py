@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from attnverify.compare import select
-from attnverify.compare.claim import Assessment, Verdict
+from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report import Report, figure_caption
@@ -33,6 +33,12 @@ def _figure(title: str | None):
     return fig
 
 
+def _drawing(claim: Claim, figures: dict) -> Claim:
+    """``claim`` (its id, statement, kind and protocol) drawing ``figures`` as its own."""
+    cls = type(claim)
+    return type(cls.__name__, (cls,), {"figures": lambda self, *_: figures})()
+
+
 def _outcome(claim_id: str, verdict: Verdict, tolerance: Tolerance,
              figures: dict | None = None, reason: Reason | None = None, theory: object = 0.5,
              empirical: Measurement | None = None) -> ClaimOutcome:
@@ -41,10 +47,9 @@ def _outcome(claim_id: str, verdict: Verdict, tolerance: Tolerance,
         verdict=verdict, theory=theory,
         empirical=empirical or Measurement(0.51, ci=(0.45, 0.57)),
         statistic="difference of means", tolerance=tolerance,
-        explanation="constructed for the test", n_seeds=3, figures=figures or {},
-        reason=reason)
-    return ClaimOutcome(claim=claim, profile="smoke", params={}, assessment=assessment,
-                        run_keys=LONG_KEYS, elapsed_s=1.5)
+        explanation="constructed for the test", n_seeds=3, reason=reason)
+    return ClaimOutcome(claim=_drawing(claim, figures or {}), profile="smoke", params={},
+                        assessment=assessment, run_keys=LONG_KEYS, elapsed_s=1.5, results=())
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -30,16 +30,19 @@ from attnverify.compare.claims.bao.common import (
     scores_at,
     z_bound,
 )
+from attnverify.compare.claims.bao.figures import entropy_figure
 from attnverify.compare.claims.bao.protocols import (
     ENTROPY_MONOTONE_IN_MEAN,
     ENTROPY_MONOTONE_IN_VARIANCE,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_and_se, normal_ci
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class EntropyMonotone(Claim):
@@ -75,6 +78,7 @@ class EntropyMonotone(Claim):
             totals.append((total_mean, total_se))
             rows.append({"points": [list(p) for p in chain],
                          "mc_entropy": [float(entropy[p].mean()) for p in chain],
+                         "mc_entropy_se": [mean_and_se(entropy[p])[1] for p in chain],
                          "annealed_entropy": [float(theory.bao.annealed_entropy(
                              d, T, p[0], p[1]).value) for p in chain],
                          "total_change": total_mean})
@@ -110,26 +114,12 @@ class EntropyMonotone(Claim):
             tolerance=Tolerance(f"Bonferroni over the {n_steps} steps at family-wise "
                                 f"{FAMILY_ALPHA:g} on paired differences (the same z for the "
                                 "totals)", {"step_z": z}),
-            explanation=why, details={"chains": rows},
-            figures={self.figure_name: self._figure(rows, entropy, T)})
+            explanation=why, details={"chains": rows})
 
-    def _figure(self, rows: list[dict[str, Any]], entropy: dict, T: int):
-        fig, (ax,) = new_figure()
-        colours = (PALETTE["blue"], PALETTE["orange"], PALETTE["green"])
-        for row, colour in zip(rows, colours, strict=False):
-            points = [tuple(p) for p in row["points"]]
-            x = [abs(self.axis(p)) for p in points]
-            se = [entropy[p].std(ddof=1) / np.sqrt(entropy[p].size) for p in points]
-            sign = "-" if any(self.axis(p) < 0 for p in points) else ""
-            ax.errorbar(x, row["mc_entropy"], yerr=[1.96 * s for s in se], fmt="o",
-                        color=colour, markersize=4, label=f"Monte Carlo {sign}(95% CI)")
-            ax.plot(x, row["annealed_entropy"], color=colour, alpha=0.5,
-                    label="annealed approximation (§3.6)")
-        ax.axhline(np.log(T), color=PALETTE["grey"], linestyle=":", label=r"$\log T$")
-        ax.set_xlabel(self.axis_label)
-        ax.set_ylabel("softmax entropy of the last query (nats)")
-        ax.legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {self.figure_name: entropy_figure(assessment.details["chains"], self.axis,
+                                                 self.axis_label, params["T"])}
 
 
 class EntropyMonotoneInVariance(EntropyMonotone):

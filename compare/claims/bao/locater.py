@@ -25,21 +25,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.bao.figures import locater_figure
 from attnverify.compare.claims.bao.protocols import LOCATER_EFFECT
 from attnverify.compare.claims.bao.training import LM, PAPER_LM, final, lm_specs
 from attnverify.compare.decision import OneSided, decide
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure, seed_band
 from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 DECISION_SEEDS, CALIBRATION_SEEDS = 300, 400
 """First seeds of the decision and calibration blocks. On record, deciding nothing: seeds 0
@@ -274,26 +277,16 @@ class LocaterEffect(LocaterRuns):
             explanation=explanation, n_seeds=len(loss),
             details={"lambda_star": lam, "mu_star": mu, "loss_diff": loss,
                      "entropy_diff": entropy, "variance_diff": variance,
-                     "control_loss_diff": control, "variance_ratio": var_ratio},
-            figures={"locater_curves": self._figure(decision, lam, mu)})
+                     "control_loss_diff": control, "variance_ratio": var_ratio})
 
-    @staticmethod
-    def _figure(runs: Sequence[RunResult], lam: float, mu: float):
-        fig, axes = new_figure(ncols=3, width=3.6)
-        arms = ((NONE, PALETTE["theory"], "none"),
-                (("A", lam), PALETTE["blue"], f"LocAteR λ = {lam:g}"),
-                (("F", mu), PALETTE["orange"], f"Frobenius μ = {mu:g}"))
-        panels = (("loss", "validation loss (nats)"),
-                  ("attn_entropy_norm", "attention entropy / log i"),
-                  ("eig_var", r"eigen-variance of $W_{QK}$"))
-        for arm, colour, label in arms:
-            ok = [r for r in runs if arm_of(r) == arm and not r.diverged]
-            if not ok:
-                continue
-            for ax, (name, ylabel) in zip(axes, panels, strict=True):
-                seed_band(ax, ok[0].eval_steps, [r.metric(name) for r in ok], colour, label)
-                ax.set_xlabel("training step")
-                ax.set_ylabel(ylabel)
-        axes[2].set_yscale("log")
-        axes[0].legend(fontsize=7, title="decision seeds, mean and 95% CI", title_fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The decision runs' curves per arm, where the claim was testable."""
+        if "loss_diff" not in assessment.details:
+            return {}
+        runs = self.decision(params, results)
+        arms = ((NONE, "none"), (("A", runs.lam), f"LocAteR λ = {runs.lam:g}"),
+                (runs.control, f"Frobenius μ = {runs.mu:g}"))
+        return {"locater_curves": locater_figure(
+            [(label, [r for r in runs.runs if arm_of(r) == arm and not r.diverged])
+             for arm, label in arms])}

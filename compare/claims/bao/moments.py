@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -18,17 +18,20 @@ from attnverify.compare.claims.bao.common import (
     scores_at,
     z_bound,
 )
+from attnverify.compare.claims.bao.figures import RhoProfile, rho_profiles_figure
 from attnverify.compare.claims.bao.protocols import (
     ANTRP_VARIANT_DISAGREES,
     PROPAGATION_PROBABILITY,
     SCORE_MOMENTS,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import max_abs_z
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _moment_z(w: Any, sample: Any, T: int, naive: bool = False) -> tuple[float, float]:
@@ -166,22 +169,26 @@ class PropagationProbability(Claim):
     def allowed(d: int) -> float:
         return 0.06 if d >= 32 else 0.12
 
+    @staticmethod
+    def profile(params: dict[str, Any], d: int, case: int) -> RhoProfile:
+        """rho_t from theory, its Monte Carlo estimate and standard error at width ``d`` and
+        the ``case``-th (mean, std) of ``params`` (the walks cached: :func:`scores_at`)."""
+        T, (m, s) = params["T"], params["cases"][case]
+        rho_mc, se = scores_at(d, T, m, s, params, offset=case)[1].rho()
+        return np.asarray(theory.bao.rho(d, T, m, s).value), rho_mc, se
+
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         T = params["T"]
-        rows, profiles = [], {}
+        rows = []
         for d in params["dims"]:
             for j, (m, s) in enumerate(params["cases"]):
-                _, sample = scores_at(d, T, m, s, params, offset=j)
-                rho_mc, se = sample.rho()
-                rho_th = np.asarray(theory.bao.rho(d, T, m, s).value)
+                rho_th, rho_mc, se = self.profile(params, d, j)
                 err = np.abs(rho_mc - rho_th)
                 worst = int(err.argmax())
                 limit = self.allowed(d) + 4 * float(se[worst])
                 rows.append({"d": d, "eig_mean": m, "eig_std": s, "max_abs_error": float(err.max()),
                              "at_position": worst + 1, "allowed": limit,
                              "agrees": bool(err.max() <= limit)})
-                if d == 64:
-                    profiles[(m, s)] = (rho_th, rho_mc, se)
         failed = [r for r in rows if not r["agrees"]]
         ok = not failed
         worst = max(rows, key=lambda r: r["max_abs_error"] - r["allowed"])
@@ -205,36 +212,18 @@ class PropagationProbability(Claim):
                                 {"d >= 32": 0.06, "d < 32": 0.12, "plus": "4 binomial SE"}),
             explanation=explanation,
             details={"cases": rows, "max_error_by_d": by_d},
-            figures={"rho_profiles": self._figure(profiles, T, by_d, rows)} if profiles else {},
         )
 
-    def _figure(self, profiles: dict, T: int, by_d: dict[int, float], rows: list[dict]):
-        fig, axes = new_figure(ncols=2, width=4.4)
-        s_pos = np.arange(1, T + 1) / T
-        colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
-        for colour, ((m, s), (rho_th, rho_mc, se)) in zip(colours, profiles.items(), strict=False):
-            axes[0].plot(s_pos, rho_th, color=colour, label=f"m={m}, σ={s}")
-            every = max(T // 32, 1)
-            axes[0].errorbar(s_pos[::every], rho_mc[::every], yerr=1.96 * se[::every], fmt="o",
-                             color=colour, markersize=3)
-        axes[0].set_xlabel("position s = t/T")
-        axes[0].set_ylabel(r"$\rho_t$ (line: theory; markers: Monte Carlo)")
-        axes[0].set_title(f"signal propagation, d = 64, T = {T}")
-        axes[0].legend(fontsize=7)
-        dims = list(by_d)
-        axes[1].plot(dims, [by_d[d] for d in dims], "o-", color=PALETTE["blue"],
-                     label="measured max error")
-        axes[1].step([min(dims), 32, max(dims)], [0.12, 0.06, 0.06], where="post",
-                     color=PALETTE["theory"], linestyle="--", label="accuracy (spec)")
-        worst_allowed = [min(r["allowed"] for r in rows if r["d"] == d) for d in dims]
-        axes[1].plot(dims, worst_allowed, color=PALETTE["grey"], linestyle=":",
-                     label="+ 4 SE sampling noise")
-        axes[1].set_xscale("log", base=2)
-        axes[1].set_xlabel("dimension d")
-        axes[1].set_ylabel(r"max$_t |\hat\rho_t - \rho_t|$")
-        axes[1].set_title("Gaussian approximation vs d")
-        axes[1].legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The rho-profiles at d = 64 (none without that width) and the error per d."""
+        if 64 not in params["dims"]:
+            return {}
+        profiles = {tuple(case): self.profile(params, 64, j)
+                    for j, case in enumerate(params["cases"])}
+        return {"rho_profiles": rho_profiles_figure(
+            profiles, params["T"], assessment.details["max_error_by_d"],
+            assessment.details["cases"])}
 
 
 class AntrpVariantDisagrees(Claim):

@@ -7,20 +7,23 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.common import MC_VERSION, WIDTH, qk_matrix
+from attnverify.compare.claims.bao.figures import rank_collapse_figure
 from attnverify.compare.claims.bao.protocols import RANK_COLLAPSE_AT_UNIFORM
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.memo import memo
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_and_se, normal_ci
 from attnverify.empirics import RunResult, rank_collapse
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class RankCollapseAtUniform(Claim):
@@ -92,20 +95,14 @@ class RankCollapseAtUniform(Claim):
                                 {"W = 0": "<= 1e-12", "localized vs zero mean": "one-sided 99.9%"}),
             explanation=why,
             details={"zero_max": float(zero.max()),
-                     "sweep_mean_ratio": {str(m): float(r.mean()) for m, r in sweep.items()}},
-            figures={"rank_collapse": self._figure(sweep, s_loc, d)})
+                     "sweep_mean_ratio": {str(m): float(r.mean()) for m, r in sweep.items()},
+                     "sweep_se_ratio": {str(m): mean_and_se(r)[1] for m, r in sweep.items()}})
 
-    @staticmethod
-    def _figure(sweep: dict[float, np.ndarray], std: float, d: int):
-        fig, (ax,) = new_figure()
-        means = list(sweep)
-        mean, se = zip(*(mean_and_se(sweep[m]) for m in means), strict=True)
-        half = [1.96 * s for s in se]
-        ax.errorbar(means, mean, yerr=half, fmt="o-", color=PALETTE["blue"], markersize=4,
-                    label=f"Monte Carlo, std = {std}")
-        ax.axhline(0, color=PALETTE["theory"], linewidth=0.8, label="W = 0: exact collapse")
-        ax.set_xlabel("eigen-mean m")
-        ax.set_ylabel("res(Y) / res(X)")
-        ax.set_title(f"token diversity after attention (d = {d})")
-        ax.legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The sweep along the eigen-mean at the localized point's std."""
+        mean = assessment.details["sweep_mean_ratio"]  # eigen-mean (as text) -> mean ratio
+        se = assessment.details["sweep_se_ratio"]
+        return {"rank_collapse": rank_collapse_figure(
+            [float(m) for m in mean], list(mean.values()), [se[m] for m in mean],
+            params["localized"][1], params["d"])}

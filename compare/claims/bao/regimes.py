@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import matplotlib
 import numpy as np
 from scipy.special import erf
 
@@ -22,17 +21,20 @@ from attnverify.compare.claims.bao.common import (
     WIDTH,
     scores_at,
 )
+from attnverify.compare.claims.bao.figures import phase_map_figure
 from attnverify.compare.claims.bao.protocols import (
     LARGE_VARIANCE_VANISHES,
     SMALL_VARIANCE_LOCALIZES,
     ZERO_MEAN_NO_SELECTIVITY,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import normal_ci
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 LOCALIZED_CASES = ((128, 0.1, 0.0), (128, 0.1, 0.02), (128, -0.1, 0.02), (64, 0.12, 0.01))
 """(d, mean, std) with max v_t < 1/64, so that the window test of §8.2 item 5 applies."""
@@ -262,37 +264,8 @@ class SmallVarianceLocalizes(Claim):
                                 {"inside": ">= 0.95", "outside": "<= 0.05",
                                  "delta": "4 max sqrt(v_t)"}),
             explanation=why, details={"cases": rows},
-            figures={"phase_map": self._phase_map(T)},
             reason=None if valid else Reason.NOT_TESTABLE)
 
-    @staticmethod
-    def _phase_map(T: int, d: int = 64):
-        means = np.linspace(-0.3, 0.3, 121)
-        stds = np.geomspace(1e-3, 30, 121)
-        mm, ss = np.meshgrid(means, stds)
-        loc = theory.bao.localization_grid(d, T, mm.ravel(), ss.ravel())
-        ratio = (loc.participation / T).reshape(mm.shape)
-        entropy = theory.bao.annealed_entropy_grid(d, T, mm, ss) / np.log(T)
-        # the annealed approximation breaks down at large std (it goes negative): masked
-        entropy = np.ma.masked_less(entropy, 0.0)
-        fig, axes = new_figure(ncols=2, width=4.4)
-        for ax, field, label, cmap in (
-                (axes[0], ratio, r"$N_{\rm eff}(\rho)/T$", "cividis"),
-                (axes[1], entropy, r"annealed entropy / $\log T$", "viridis")):
-            colours = matplotlib.colormaps[cmap].with_extremes(bad=PALETTE["grey"])
-            mesh = ax.pcolormesh(means, stds, field, cmap=colours, shading="auto",
-                                 vmin=None if ax is axes[0] else 0.0, vmax=1.0)
-            fig.colorbar(mesh, ax=ax, label=label)
-            ax.set_yscale("log")
-            ax.set_xlabel("eigen-mean m")
-            ax.set_ylabel(r"eigen-std $\sigma$")
-        regimes = theory.bao.classify_regime(loc, T).reshape(mm.shape)
-        code = np.select([regimes == "uniform", regimes == "localized"], [0, 1], 2)
-        axes[0].contour(means, stds, code, levels=[0.5, 1.5], colors="white", linewidths=1)
-        for x, y, text in ((0.0, 2e-3, "uniform"), (0.2, 3e-3, "localized"),
-                           (-0.2, 3e-3, "localized"), (0.0, 15.0, "vanishing")):
-            axes[0].text(x, y, text, color="white", ha="center", fontsize=7)
-        axes[0].set_title(f"regimes from rho (d = {d}, T = {T})", fontsize=8)
-        axes[1].set_title("softmax entropy, annealed (grey: approximation < 0, invalid)",
-                          fontsize=8)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"phase_map": phase_map_figure(params["T"])}

@@ -16,12 +16,13 @@ closer together with smaller variance: toward rank collapse) refutes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
+from attnverify.compare.claims.bao.figures import token_diversity_figure
 from attnverify.compare.claims.bao.locater import (
     CALIBRATION_SEEDS,
     DECISION_SEEDS,
@@ -32,10 +33,12 @@ from attnverify.compare.claims.bao.locater import (
 from attnverify.compare.claims.bao.protocols import FROZEN, LM_SCALE_WEAKNESS
 from attnverify.compare.decision import OneSided, decide
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ALPHA = 0.025
 
@@ -160,19 +163,13 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
             details={"lambda_star": lam, "mu_star": mu, "diversity_diff": diversity,
                      "variance_diff": variance, "locater_eig_mean": mean,
                      "dropped_pairs": dropped,
-                     "control_diversity_diff": control, "p_variance_fall": var_lower},
-            figures={"token_diversity": self._figure(variance, diversity, lam)})
+                     "control_diversity_diff": control, "p_variance_fall": var_lower})
 
-    @staticmethod
-    def _figure(variance: list[float], diversity: list[float], lam: float):
-        fig, (ax,) = new_figure()
-        ax.scatter(variance, diversity, color=PALETTE["blue"], s=18,
-                   label=f"decision seeds, LocAteR λ = {lam:g} minus none")
-        ax.axhline(0, color=PALETTE["grey"], linewidth=0.8)
-        ax.axvline(0, color=PALETTE["grey"], linewidth=0.8)
-        ax.set_xlabel("paired change of eigen-variance")
-        ax.set_ylabel("paired change of res(Y)/res(X)")
-        ax.set_title("smaller variance: tokens kept apart (up) or collapsed (down)",
-                     fontsize=8)
-        ax.legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The paired changes of the decision seeds, where the claim was testable."""
+        details = assessment.details
+        if "diversity_diff" not in details:
+            return {}
+        return {"token_diversity": token_diversity_figure(
+            details["variance_diff"], details["diversity_diff"], details["lambda_star"])}

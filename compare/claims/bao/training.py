@@ -11,15 +11,15 @@ LocAteR coefficient, so effects are measured as per-seed differences.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.bao.figures import spectrum_figure
 from attnverify.compare.claims.bao.protocols import TRAINED_SPECTRUM_PREDICTS_LOCALIZATION
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import (
@@ -31,6 +31,9 @@ from attnverify.empirics import (
     TaskConfig,
     TextCorpusTask,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PAPER_LM = ("1 layer, 1 head, Post-LN, d = 128 throughout, fairseq transformer_lm on "
             "WikiText-2, at least 3 seeds per coefficient (hyper-parameters unknown, §5.3)")
@@ -168,33 +171,10 @@ class TrainedSpectrumPredictsLocalization(_LMClaim):
             details={"within_lambda_spearman": within, "pooled_spearman": pooled,
                      "p_negative": p_negative, "p_positive": p_positive,
                      "diverged": len(results) - n_runs},
-            figures={"spectrum_vs_entropy": self._figure(params, results)},
             p_value=p_negative)
 
-    @staticmethod
-    def _figure(params: dict[str, Any], results: Sequence[RunResult]):
-        fig, axes = new_figure(ncols=2, width=4.4)
-        colours = [PALETTE[c] for c in ("theory", "sky", "blue", "orange", "red", "purple")]
-        groups = by_lambda(params, results)
-        for colour, (lam, runs) in zip(colours, groups.items(), strict=False):
-            ok = [r for r in runs if not r.diverged]
-            axes[0].scatter([final(r, "eig_var") for r in ok],
-                            [final(r, "attn_entropy_norm") for r in ok], color=colour, s=14,
-                            label=f"λ = {lam:g}")
-        axes[0].set_xscale("log")
-        axes[0].set_xlabel(r"eigen-variance of trained $W_{QK}$")
-        axes[0].set_ylabel("validation attention entropy / log i")
-        axes[0].legend(fontsize=7)
-        for colour, lam in ((PALETTE["red"], 0.0), (PALETTE["blue"], max(groups))):
-            run = next((r for r in groups[lam] if not r.diverged and r.final), None)
-            if run is not None:
-                axes[1].scatter(run.final["eig_real"], run.final["eig_imag"], s=10,
-                                color=colour, label=f"λ = {lam:g} (seed {run.spec.seed})")
-        axes[1].axhline(0, color=PALETTE["grey"], linewidth=0.5)
-        axes[1].axvline(0, color=PALETTE["grey"], linewidth=0.5)
-        axes[1].set_xlabel(r"Re $\lambda(W_{QK})$")
-        axes[1].set_ylabel(r"Im $\lambda(W_{QK})$")
-        axes[1].set_title("eigenvalues with and without LocAteR", fontsize=8)
-        if axes[1].get_legend_handles_labels()[0]:
-            axes[1].legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        finished = {lam: [r for r in runs if not r.diverged]
+                    for lam, runs in by_lambda(params, results).items()}
+        return {"spectrum_vs_entropy": spectrum_figure(finished)}

@@ -5,19 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.musat.bound_figures import bound_figure, construction_figure
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.memo import memo
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
 from attnverify.theory.musat import construction
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 RECONSTRUCTION = ("Reconstruction [R] (docs/derivations.md#mușat-2024): the paper's body was "
                   "not available; D = "
@@ -96,8 +99,11 @@ class DepthBoundClosedForm(Claim):
             tolerance=Tolerance("integers: exact agreement", {"mismatches": 0}),
             explanation=("closed form = simulator at every D" if ok else
                          f"{len(mismatches)} mismatches, first at D = {mismatches[0]['D']}"),
-            details={"mismatches": mismatches[:20]},
-            figures={"bound": self._figure(params["d_intervals"])})
+            details={"mismatches": mismatches[:20]})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"bound": bound_figure(params["d_intervals"])}
 
     @staticmethod
     def _mismatches(params: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -117,29 +123,6 @@ class DepthBoundClosedForm(Claim):
                 bad.append((D, 1))
         return {"D": np.array([b[0] for b in bad], dtype=np.int64),
                 "kind": np.array([b[1] for b in bad], dtype=np.int64)}
-
-    @staticmethod
-    def _figure(d_max: int):
-        fig, (ax,) = new_figure(width=5.0)
-        D = np.unique(np.geomspace(1, d_max, 400).astype(int))
-        for values, colour, label in (
-                ([theory.musat.min_layers_value(int(d)) for d in D], PALETTE["theory"],
-                 "paper: 3^t >= 2D"),
-                ([theory.musat.min_layers_refined_value(int(d), False) for d in D],
-                 PALETTE["orange"], "refined, query = last chain token: 3^t >= 4D - 1"),
-                ([theory.musat.min_layers_refined_value(int(d), True) for d in D],
-                 PALETTE["blue"], "refined, separate query: 3^t >= 4D + 1")):
-            ax.step(D, values, where="post", color=colour, label=label)
-        sims = np.unique(np.geomspace(1, min(d_max, 60), 12).astype(int))
-        ax.plot(sims, [theory.musat.simulate(int(d)).any_position for d in sims], "o",
-                color=PALETTE["theory"], markersize=4, label="game simulator (some position)")
-        ax.set_xscale("log")
-        ax.set_xlabel("chain length D (links)")
-        ax.set_ylabel("layers t needed")
-        ax.set_title("depth bound: closed forms and the game")
-        ax.legend(fontsize=7)
-        return fig
-
 
 CONSTRUCTION_PROTOCOL = replace(
     derivation_protocol(
@@ -244,8 +227,11 @@ class ConstructionMeetsBound(Claim):
                        f"chains, hard attention with 2 heads per layer (weights written down). "
                        f"{RECONSTRUCTION}"),
             tolerance=Tolerance("a construction is exact or it is not", {"answers": "all exact"}),
-            explanation=why, details={"depths": rows},
-            figures={"construction": self._figure(rows)})
+            explanation=why, details={"depths": rows})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"construction": construction_figure(assessment.details["depths"])}
 
     @staticmethod
     def _layers_needed(params: dict[str, Any]) -> list[int]:
@@ -265,19 +251,3 @@ class ConstructionMeetsBound(Claim):
                     break
             out.append(needed)
         return out
-
-    @staticmethod
-    def _figure(rows: list[dict[str, Any]]):
-        fig, (ax,) = new_figure(width=5.0)
-        D = [r["D"] for r in rows]
-        ax.step(D, [r["paper_bound"] for r in rows], where="mid", color=PALETTE["theory"],
-                label="paper: min t with 3^t >= 2D")
-        ax.step(D, [r["refined_bound"] for r in rows], where="mid", color=PALETTE["blue"],
-                linestyle="--", label="refined (answer at the query): 3^t >= 4D + 1")
-        ax.plot(D, [r["construction_layers"] or np.nan for r in rows], "o",
-                color=PALETTE["orange"], label="construction: layers to solve every instance")
-        ax.set_xlabel("chain length D")
-        ax.set_ylabel("layers")
-        ax.set_title("a transformer with written-down weights")
-        ax.legend(fontsize=7)
-        return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from attnverify.compare.claims.musat.runs import crossing_step
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class DepthsEmergeInOrder(RetrievalClaim):
@@ -230,6 +233,13 @@ class HeadsEmergeInSequence(RetrievalClaim):
             tolerance=Tolerance("the spec's protocol (§5, [R]); thresholds are ours",
                                 {"emerged": f"score >= {HEAD_THRESHOLD} for 3 evaluations",
                                  "order": f"opposite orders more than {tie} steps apart"}),
-            explanation=why, n_seeds=len(rows), details={"seeds": rows},
-            figures={"attention_maps": attention_figure(results[0], self.emerged(results[0]))}
-            if results else {})
+            explanation=why, n_seeds=len(rows), details={"seeds": rows})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The attention maps of the first seed that did not diverge, its emerged heads
+        framed."""
+        first = next((r for r in results if not r.diverged), None)
+        if first is None:
+            return {}
+        return {"attention_maps": attention_figure(first, self.emerged(first))}

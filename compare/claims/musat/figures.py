@@ -1,5 +1,6 @@
-"""The figures of the retrieval claims: the depth heat map, head
-emergence, the implicit curriculum's curves and attention maps."""
+"""The figures of the retrieval claims on trained transformers (``Claim.figures``): the depth
+heat map, head emergence, the implicit curriculum's curves and attention maps (the depth bound's
+own figures: :mod:`~attnverify.compare.claims.musat.bound_figures`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED
@@ -16,7 +18,7 @@ from attnverify.empirics import RunResult
 
 
 def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
-                  groups: Sequence[Sequence[RunResult]]):
+                  groups: Sequence[Sequence[RunResult]]) -> Figure:
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
     query-only supervision, for every trained cell (mean over its seeds; a cell trained twice,
     e.g. with and without distractors, shows its first group), with the bound min_layers(D)
@@ -59,7 +61,7 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
     return fig
 
 
-def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]):
+def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]) -> Figure:
     """Per-depth accuracy over training with head emergence steps marked."""
     fig, (ax,) = new_figure(width=5.0)
     colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
@@ -80,7 +82,7 @@ def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     return fig
 
 
-def ic_figure(groups: list[list[RunResult]]):
+def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
     """Query accuracy over training, IC against query-only: every seed (thin) under the mean
     over seeds with its 95% band (thick); diverged runs are drawn but left out of the mean."""
     fig, (ax,) = new_figure()
@@ -96,7 +98,7 @@ def ic_figure(groups: list[list[RunResult]]):
     return fig
 
 
-def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]):
+def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]) -> Figure:
     """Every head's attention map on one evaluation instance at the end of training; an emerged
     head (``events``: ``HeadsEmergeInSequence.emerged``) is framed and titled with its role
     and emergence step, the others are titled "not emerged"."""

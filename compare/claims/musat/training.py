@@ -21,7 +21,7 @@ query at chance (see ``RetrievalTransformer.depth_accuracy``). ``full`` adds a g
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -62,6 +62,9 @@ from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class ShallowModelsFail(RetrievalClaim):
@@ -162,8 +165,12 @@ class ShallowModelsFail(RetrievalClaim):
             statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
             tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial test",
                                 {"near_chance": limit, **SHALLOW_DESIGN}),
-            explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged},
-            figures={"depth_heatmap": depth_heatmap(params, self.plan(params), groups)})
+            explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"depth_heatmap": depth_heatmap(params, self.plan(params),
+                                               self.groups(params, results))}
 
     def _untestable(self, params: dict[str, Any], groups: list[list[RunResult]]) -> str:
         """Why the configuration cannot test the claim (the protocol's precondition), or ''."""
@@ -291,9 +298,15 @@ class SufficientDepthLearns(RetrievalClaim):
             statistic=f"seeds that learn the query, over {n} seeds. {RECONSTRUCTION}",
             tolerance=Tolerance("the spec's success threshold; exact group-sequential design",
                                 {"learned": LEARNED, **SUFFICIENT_DESIGN}),
-            explanation=why, n_seeds=n, details={"query_acc": accs, "look": result.look},
-            figures={"emergence": emergence_figure(
-                runs[0], HeadsEmergeInSequence().emerged(runs[0]))} if runs else {})
+            explanation=why, n_seeds=n, details={"query_acc": accs, "look": result.look})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The first of the seeds the design read (``n_seeds``), with its heads' emergence."""
+        if not assessment.n_seeds:
+            return {}
+        first = results[0]
+        return {"emergence": emergence_figure(first, HeadsEmergeInSequence().emerged(first))}
 
 
 class ImplicitCurriculumNeeded(RetrievalClaim):
@@ -342,7 +355,7 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
                 explanation=(f"not testable here: IC itself learns in fewer than half of its "
                              f"seeds, so 'fails where IC succeeds' cannot be judged (a longer "
                              f"budget would make it testable). {why}"),
-                n_seeds=n_ic, figures={"ic_vs_query": ic_figure([ic_runs, q_runs])})
+                n_seeds=n_ic)
         primary, refutation = rate_gain(k_q, n_q, k_ic, n_ic, IC_MIN_GAP,
                                         "exact test on success counts (IC more often)")
         d = decide(primary, 0.025, refutation=refutation, beta=0.10,
@@ -360,5 +373,8 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
                                  "beta": 0.10}),
             explanation=f"{why}. {d.text}", n_seeds=n_ic + n_q,
             details={"ic_learned": ic, "query_only_learned": query_only,
-                     "paired_accuracy_diff": diffs},
-            figures={"ic_vs_query": ic_figure([ic_runs, q_runs])})
+                     "paired_accuracy_diff": diffs})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"ic_vs_query": ic_figure(self.groups(params, results))}

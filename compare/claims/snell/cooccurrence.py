@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.snell.figures import kappa_figure
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z, compare, max_abs_z, normal_ci
 from attnverify.empirics import CopyTask, RunResult, estimate_cooccurrence
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def cooccurrence_max_z(matrix: np.ndarray, matrix_se: np.ndarray, c_theory: np.ndarray,
@@ -134,30 +137,8 @@ class KappaClosedForm(Claim):
                                 {"kappa": "4 SE + 1e-12", "C_entries_max_abs_z": z_max_allowed}),
             explanation=explanation,
             details={"points": rows},
-            figures={"kappa": self._figure(rows)},
         )
 
-    @staticmethod
-    def _figure(rows: list[dict[str, Any]]):
-        fig, (ax,) = new_figure()
-        length = 40
-        vocab = np.arange(length, 161)
-        ax.plot(vocab, [theory.snell.kappa(int(v), length).value for v in vocab],
-                color=PALETTE["theory"], label="theory, L of V distinct")
-        ax.plot(vocab, 1 / vocab, color=PALETTE["theory"], linestyle="--",
-                label="theory, i.i.d. (1/V)")
-        peak = theory.snell.kappa_peak(length).value
-        ax.axvline(peak, color=PALETTE["grey"], linestyle=":", label=f"V* = {peak:.1f}")
-        for r in (r for r in rows if r["L"] == length):
-            color = PALETTE["orange"] if r["distribution"] == "iid" else PALETTE["blue"]
-            ax.errorbar(r["V"], r["kappa_measured"], yerr=1.96 * r["kappa_se"], fmt="o",
-                        color=color, markersize=5)
-        ax.plot([], [], "o", color=PALETTE["blue"], label="Monte Carlo, subset/permutation")
-        ax.plot([], [], "o", color=PALETTE["orange"], label="Monte Carlo, i.i.d.")
-        ax.set_xlabel("vocabulary size V (L = 40)")
-        ax.set_ylabel(r"stage-1 KTIW margin $\kappa$")
-        ax.set_title(r"$\kappa(V, L)$: theory vs data generator")
-        ax.legend(fontsize=7)
-        return fig
-
-
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"kappa": kappa_figure(assessment.details["points"])}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -28,13 +28,16 @@ from attnverify.compare.claims.snell.copying_protocols import (
     KTIW_PRECEDES,
     PERMUTATION_IS_HARD,
 )
+from attnverify.compare.claims.snell.figures import curves_figure, ktiw_vs_attention_figure
 from attnverify.compare.decision import count_test, decide, time_test
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ALPHA = 0.025
 MIN_QUALIFYING = 6
@@ -43,31 +46,6 @@ n/n above 0.5)."""
 """One-sided level of the copying comparisons' primary tests."""
 SUCCESS_TEXT = (f"token acc >= {SUCCESS['acc']} and aligned attention (argmax at t or t +- 1) "
                 f">= {SUCCESS['attn_acc_best_offset']} at one evaluation")
-
-
-METRIC_LABELS = {
-    "acc": "token accuracy (teacher forced)",
-    "attn_acc": "attention accuracy (argmax at t)",
-    "ktiw_acc": "KTIW probe accuracy (§3.1)",
-}
-
-
-def curves_figure(groups: dict[str, Sequence[RunResult]], metrics: Sequence[str], title: str):
-    """Per-seed curves of ``metrics`` (thin; one panel each) under the mean over seeds with its
-    95% band (thick), one colour per group. Diverged runs are drawn but left out of the mean."""
-    colours = [PALETTE["blue"], PALETTE["red"], PALETTE["green"], PALETTE["orange"]]
-    fig, axes = new_figure(ncols=len(metrics))
-    for ax, metric in zip(axes, metrics, strict=True):
-        for (label, runs), colour in zip(groups.items(), colours, strict=False):
-            runs_with_band(ax, runs, metric, colour, f"{label} (mean, 95% CI)")
-        if metric in SUCCESS:
-            ax.axhline(SUCCESS[metric], color=PALETTE["grey"], linestyle="--", lw=1)
-        ax.set_xlabel(r"training step $\tau$")
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric.replace("_", " ")))
-        ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7, loc="lower right")
-    fig.suptitle(title)
-    return fig
 
 
 class PermutationIsHard(Claim):
@@ -126,11 +104,15 @@ class PermutationIsHard(Claim):
                       f"({scale_text(params)} each)",
             tolerance=Tolerance("one-sided log-rank test at 0.025 (protocol)", {"alpha": ALPHA}),
             explanation=explanation, n_seeds=2 * n, details=asdict(cmp),
-            figures={"copying_curves": curves_figure(
-                {f"permutations V=L={params['L']}": perm,
-                 f"subset {params['L']} of {params['subset_V']}": subset},
-                ["acc", "attn_acc", "ktiw_acc"], "Copying: permutations vs subset")},
         )
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        n = params["seeds"]
+        return {"copying_curves": curves_figure(
+            {f"permutations V=L={params['L']}": results[:n],
+             f"subset {params['L']} of {params['subset_V']}": results[n:]},
+            ["acc", "attn_acc", "ktiw_acc"], "Copying: permutations vs subset")}
 
 
 def _median_text(steps: float | None) -> str:
@@ -206,22 +188,9 @@ class KtiwPrecedesAttention(Claim):
                         f"evaluation interval); median lead "
                         f"{np.median(leads) if leads else float('nan'):.0f} steps.",
             n_seeds=len(rows), details={"seeds": rows, "ties": ties},
-            figures={"ktiw_vs_attention": self._figure(rows, params)},
         )
 
-    @staticmethod
-    def _figure(rows: list[dict[str, Any]], params: dict[str, Any]):
-        fig, (ax,) = new_figure()
-        top = params["steps"] + params["eval_every"]
-        for row in rows:
-            colour = PALETTE["red"] if row["distribution"] == "permutation" else PALETTE["blue"]
-            y = row["ktiw_step"] if row["ktiw_step"] is not None else top
-            ax.plot(row["attention_step"], y, "o", color=colour, alpha=0.7)
-        ax.plot([0, top], [0, top], color=PALETTE["theory"], lw=1, label="same step")
-        ax.plot([], [], "o", color=PALETTE["red"], label="permutation")
-        ax.plot([], [], "o", color=PALETTE["blue"], label="subset")
-        ax.set_xlabel("first step attention acc >= 0.5")
-        ax.set_ylabel("first step KTIW-probe acc >= 0.5")
-        ax.set_title("KTIW before attention: points below the line")
-        ax.legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"ktiw_vs_attention": ktiw_vs_attention_figure(
+            assessment.details["seeds"], params["steps"], params["eval_every"])}

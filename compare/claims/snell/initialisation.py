@@ -4,20 +4,23 @@ uniform)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import DECISION_SEEDS, PAPER_COPYING
+from attnverify.compare.claims.snell.figures import attention_at_init_figure
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 from attnverify.empirics.attention import entropy_ratio, max_weight_ratio
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def _attention_stats(result: RunResult) -> tuple[np.ndarray, np.ndarray]:
@@ -173,35 +176,13 @@ class UniformAttentionAtInit(Claim):
             n_seeds=n_seeds,
             reason=Reason.NOT_TESTABLE if untestable else None,
             details={"configs": rows},
-            figures={"attention_at_init": self._figure(rows, per_config)},
         )
 
-    def _figure(self, rows: list[dict[str, Any]], per_config: list):
-        fig, (ax_h, ax_m) = new_figure(ncols=2)
-        colors = [PALETTE["blue"], PALETTE["orange"], PALETTE["green"]]
-        ratios = [np.concatenate([s[0] for s in stats]) for stats in per_config]
-        maxima = [np.concatenate([s[1] for s in stats]) for stats in per_config]
-        # fixed ranges that always show the thresholds (and never collapse to zero width)
-        ratio_bins = np.linspace(min(min(r.min() for r in ratios), self.entropy_ratio_min - 0.01),
-                                 1.0 + 1e-9, 41)
-        max_bins = np.linspace(1.0, max(max(m.max() for m in maxima),
-                                        self.max_weight_factor + 0.5), 41)
-        for row, ratio, maximum, color in zip(rows, ratios, maxima, colors, strict=False):
-            label = f"H={row['hidden']}, S={row['L'] + 1}"
-            ax_h.hist(ratio, bins=ratio_bins, color=color, alpha=0.6, label=label)
-            ax_m.hist(maximum, bins=max_bins, color=color, alpha=0.6, label=label)
-        ax_h.axvline(self.entropy_ratio_min, color=PALETTE["red"], linestyle="--",
-                     label="threshold e = 0.95")
-        ax_h.axvline(1.0, color=PALETTE["theory"], label="uniform (theory)")
-        ax_m.axvline(self.max_weight_factor, color=PALETTE["red"], linestyle="--",
-                     label="threshold k = 3")
-        ax_m.axvline(1.0, color=PALETTE["theory"], label="uniform (theory)")
-        ax_h.set_xlabel(r"entropy$(\alpha_t)$ / log S per query")
-        ax_m.set_xlabel(r"S $\cdot$ max$_l\ \alpha_{t,l}$ per query")
-        for ax in (ax_h, ax_m):
-            ax.set_ylabel("queries (all seeds)")
-            ax.legend(fontsize=7)
-        fig.suptitle("Attention at step 0")
-        return fig
-
-
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        n = params["seeds"]
+        per_config = [[_attention_stats(r) for r in results[i * n:(i + 1) * n]]
+                      for i in range(len(params["configs"]))]
+        return {"attention_at_init": attention_at_init_figure(
+            assessment.details["configs"], per_config, self.entropy_ratio_min,
+            self.max_weight_factor)}

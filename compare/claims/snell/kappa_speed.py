@@ -21,7 +21,7 @@ Steps to success on the same grid are reported beside it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -36,12 +36,15 @@ from attnverify.compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
+from attnverify.compare.claims.snell.figures import kappa_speed_figure
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import rank_trend_test
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 VOCAB_OVER_L = (1.0, 1.1, 1.3, 2.0, 4.0, 8.0)
 """The V sweep in units of L: V = L (permutations, kappa = 0), three sizes below or near
@@ -253,8 +256,12 @@ class KappaPredictsLearningSpeed(Claim):
                                 {"alpha_per_test": ALPHA_BRANCH}),
             explanation=why, n_seeds=len(subset),
             details={"runs": rows, "branches": branches},
-            figures={"kappa_speed": self._figure(rows, params)},
         )
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"kappa_speed": kappa_speed_figure(assessment.details["runs"], params["L"],
+                                                  params["vocab"])}
 
     @staticmethod
     def _median_text(steps: list[int | None]) -> str:
@@ -262,24 +269,3 @@ class KappaPredictsLearningSpeed(Claim):
         median = float(np.median(finite)) if finite else float("inf")
         return (f", median {median:.0f} steps to success" if np.isfinite(median)
                 else ", most seeds not learned")
-
-    @staticmethod
-    def _figure(rows: list[dict[str, Any]], params: dict[str, Any]):
-        fig, (ax_k, ax_s) = new_figure(ncols=2)
-        length = params["L"]
-        grid = np.arange(length, max(params["vocab"]) + 1)
-        ax_k.plot(grid, [theory.snell.kappa(int(v), length).value for v in grid],
-                  color=PALETTE["theory"], label=r"$\kappa(V, L)$ theory")
-        ax_k.axvline(theory.snell.kappa_peak(length).value, color=PALETTE["grey"], ls=":",
-                     label="V*")
-        ax_k.set_xlabel(f"vocabulary size V (L = {length})")
-        ax_k.set_ylabel(r"$\kappa$")
-        ax_k.legend(fontsize=7)
-        for row in rows:
-            colour = PALETTE["red"] if row["V"] == length else PALETTE["blue"]
-            ax_s.plot(row["V"], row["speed"], "o", color=colour, alpha=0.7)
-        ax_s.set_xscale("log")
-        ax_s.set_xlabel("vocabulary size V (red: permutations, shown only)")
-        ax_s.set_ylabel("area under the token-accuracy curve")
-        fig.suptitle("Stage-1 signal and learning speed")
-        return fig

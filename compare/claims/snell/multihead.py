@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import COPYING, scale_text
-from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
     BETA,
@@ -47,6 +47,9 @@ from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason, check_disjoint
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class MultiheadRescuesPermutations(Section5Protocol, Claim):
@@ -162,9 +165,6 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
         calibration = list(results[:c])
         testable = precondition(acc_success_steps(calibration))
         single, multi = list(results[c:c + n]), list(results[c + n:])
-        figures = {"multihead_curves": curves_figure(
-            {"1 head": single or calibration, f"{heads} heads": multi}, ["acc", "attn_acc"],
-            f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")}
         if not testable.testable:
             return Assessment(
                 verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
@@ -174,14 +174,26 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                           f"({scale_text(params)})",
                 tolerance=Tolerance("the testability precondition of the protocol",
                                     {"min_failure_share": MIN_RESCUE}),
-                explanation=testable.text + ".", n_seeds=c, figures=figures,
+                explanation=testable.text + ".", n_seeds=c,
                 details={"calibration_failures": testable.failures})
         return self._decide(params, single, multi, f"1 head ({n} seeds)",
-                            f"{heads} heads ({n} seeds)", details={}, figures=figures,
+                            f"{heads} heads ({n} seeds)", details={},
                             note=f" Precondition met: {testable.text}.")
 
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """§5: the bundles' success rates and curves; direct: 1 head (the calibration runs
+        where the decision runs are missing) against the multi-head runs."""
+        if params["protocol"] == "section5":
+            return self._section5_figures(params, results)
+        n, heads, c = params["seeds"], params["heads"], params["calibration_seeds"]
+        single = list(results[c:c + n]) or list(results[:c])
+        return {"multihead_curves": curves_figure(
+            {"1 head": single, f"{heads} heads": list(results[c + n:])}, ["acc", "attn_acc"],
+            f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")}
+
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
-                name_a: str, name_b: str, details: dict[str, Any], figures: dict[str, Any],
+                name_a: str, name_b: str, details: dict[str, Any],
                 note: str = "") -> Assessment:
         """The protocol's decision on success counts (``rescue_decision``), after the §5
         precondition (the direct protocol checked its own on calibration runs)."""
@@ -193,7 +205,7 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                 empirical=Measurement(float("nan")), statistic=f"{name_a} vs {name_b}",
                 tolerance=Tolerance("nothing to compare", {"alpha": ALPHA}),
                 explanation=f"nothing to compare: {name_a} vs {name_b}." + note,
-                details=details, figures=figures)
+                details=details)
         success = (official_success_steps if params["protocol"] == "section5"
                    else acc_success_steps)
         steps_a, steps_b = success(single), success(multi)
@@ -205,7 +217,7 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                     empirical=Measurement(None), statistic=f"single-head failures, {name_a}",
                     tolerance=Tolerance("the testability precondition of the protocol",
                                         {"min_failure_share": MIN_RESCUE}),
-                    explanation=testable.text + "." + note, details=details, figures=figures)
+                    explanation=testable.text + "." + note, details=details)
         decision, cmp = rescue_decision(steps_a, steps_b, params["steps"])
         (k1, km), (n1, nm) = cmp.successes, cmp.n
         m1, mm = (("never" if m is None else f"{m:.0f}") for m in cmp.median_steps)
@@ -224,4 +236,4 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
             tolerance=Tolerance("exact unconditional test of the success rates (protocol)",
                                 {"alpha": ALPHA, "beta": BETA, "min_rescue": MIN_RESCUE}),
             explanation=explanation + note, n_seeds=n1 + nm,
-            details={"test": asdict(cmp), **details}, figures=figures)
+            details={"test": asdict(cmp), **details})

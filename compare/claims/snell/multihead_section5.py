@@ -36,7 +36,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment
 from attnverify.compare.claims.snell.common import copy_spec
@@ -52,6 +52,9 @@ from attnverify.compare.claims.snell.multihead_success import (
 )
 from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 class Section5Protocol:
@@ -70,7 +73,7 @@ class Section5Protocol:
         return copy_spec(params, "permutation", params["L"], seed, **extra)
 
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
-                name_a: str, name_b: str, details: dict[str, Any], figures: dict[str, Any],
+                name_a: str, name_b: str, details: dict[str, Any],
                 note: str = "") -> Assessment:
         """The claim's decision on the success counts of ``single`` against ``multi``."""
         raise NotImplementedError
@@ -175,25 +178,46 @@ class Section5Protocol:
                 f"good and {counts['bad']} bad of {params['needed']} each")
 
     # -- assessment --------------------------------------------------------------------------
-    def _assess_section5(self, params: dict[str, Any],
-                         results: Sequence[RunResult]) -> Assessment:
-        states = self.states(params, results)
-        kept_good, kept_bad = self.kept(params, states)
-        good = set(kept_good)
-        # one observation per candidate head: its data-seed-0 run (the combos' data seed); its
-        # other seeds share its initialisation and served only to classify it
+    @staticmethod
+    def bundle_names(heads: int) -> dict[str, str]:
+        """The bundle kinds of §5 in words (8 heads: 8 random, 7 bad + 1 good, 8 bad)."""
+        return {"random": f"{heads} random", "bad + 1 good": f"{heads - 1} bad + 1 good",
+                "bad": f"{heads} bad"}
+
+    @staticmethod
+    def bundles(results: Sequence[RunResult],
+                good: set[int]) -> tuple[list[RunResult], dict[str, list[RunResult]]]:
+        """The single-head runs, one per candidate head: its data-seed-0 run (the combos' data
+        seed; its other seeds share its initialisation and served only to classify it), and
+        the bundles by kind (:meth:`bundle_names`), a bundle with a head of ``good`` being
+        "bad + 1 good"."""
         single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
-        combos = [r for r in results if r.spec.model.heads > 1]
-        k = params["heads"]
-        # the bundle kinds of §5 (8 heads: 8 random, 7 bad + 1 good, 8 bad)
-        names = {"random": f"{k} random", "bad + 1 good": f"{k - 1} bad + 1 good",
-                 "bad": f"{k} bad"}
-        groups: dict[str, list[RunResult]] = {kind: [] for kind in names}
-        for r in combos:
+        groups: dict[str, list[RunResult]] = {"random": [], "bad + 1 good": [], "bad": []}
+        for r in (r for r in results if r.spec.model.heads > 1):
             seeds = r.spec.model.head_seeds
             kind = ("random" if min(seeds) >= RANDOM_SEEDS else
                     "bad + 1 good" if good & set(seeds) else "bad")
             groups[kind].append(r)
+        return single, groups
+
+    def _section5_figures(self, params: dict[str, Any],
+                          results: Sequence[RunResult]) -> dict[str, Figure]:
+        """The success rates of single heads and of each bundle kind, and the bundles'
+        curves (:mod:`~attnverify.compare.claims.snell.multihead_figures`)."""
+        good = set(self.kept(params, self.states(params, results))[0])
+        single, groups = self.bundles(results, good)
+        names = self.bundle_names(params["heads"])
+        return {"section5": section5_figure(single, {names[g]: v for g, v in groups.items()},
+                                            success_text(params)),
+                "section5_curves": section5_curves(groups, names, good)}
+
+    def _assess_section5(self, params: dict[str, Any],
+                         results: Sequence[RunResult]) -> Assessment:
+        states = self.states(params, results)
+        kept_good, kept_bad = self.kept(params, states)
+        single, groups = self.bundles(results, set(kept_good))
+        k = params["heads"]
+        names = self.bundle_names(k)
         rescue = (compare_groups(official_success_steps(groups["bad"]),
                                  official_success_steps(groups["bad + 1 good"]),
                                  params["steps"])
@@ -229,10 +253,6 @@ class Section5Protocol:
                             details={"heads": counts,
                                      "rescue": asdict(rescue) if rescue else None,
                                      "groups": {g: len(v) for g, v in groups.items()}},
-                            figures={"section5": section5_figure(
-                                single, {names[g]: v for g, v in groups.items()},
-                                success_text(params)),
-                                "section5_curves": section5_curves(groups, names, good)},
                             note=note)
 
     @staticmethod

@@ -6,7 +6,7 @@ blog post: "successfully learns this copying function every time"), decided with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from attnverify.compare.claims.snell.common import (
     scale_text,
     success_steps,
 )
-from attnverify.compare.claims.snell.copying import SUCCESS_TEXT, curves_figure
+from attnverify.compare.claims.snell.copying import SUCCESS_TEXT
+from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.decision import sequential_verdict
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
@@ -28,6 +29,9 @@ from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 RATES = {"p0": 0.75, "p1": 0.95, "alpha": 0.025, "beta": 0.10}
 """H0: a seed learns with probability <= 0.75 (one seed in four fails: "every time" is plainly
@@ -160,7 +164,14 @@ class SubsetLearnedEverySeed(Claim):
             n_seeds=n, details={"steps_to_success": steps, "successes": k,
                                 "look": result.look, "stop": str(result.stop),
                                 "boundaries": {"efficacy": efficacy, "futility": futility}},
-            figures={"subset_curves": curves_figure(
-                {f"subset {params['L']} of {params['subset_V']}": list(results[:n])},
-                ["acc", "attn_acc"], f"Subset copying, {n} seeds")},
         )
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The seeds the design read (``n_seeds``), where a look was completed."""
+        n = assessment.n_seeds
+        if not n:
+            return {}
+        return {"subset_curves": curves_figure(
+            {f"subset {params['L']} of {params['subset_V']}": list(results[:n])},
+            ["acc", "attn_acc"], f"Subset copying, {n} seeds")}

@@ -18,19 +18,22 @@ but spreading (240 to 360) at 0.3: the grid stops at 0.1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import DECISION_SEEDS
+from attnverify.compare.claims.snell.toy_figures import init_scale_figure
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import rank_trend_test
 from attnverify.empirics import RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ALPHA = 0.025
 MARGIN = 0.25
@@ -193,22 +196,9 @@ class InitScaleBreaksSymmetry(Claim):
                                 {"alpha": ALPHA, "subset_margin": MARGIN}),
             explanation=why, n_seeds=len(rows), details={"runs": rows, "subset_medians":
                                                           {str(k): v for k, v in
-                                                           medians.items()}},
-            figures={"init_scale": self._figure(rows, budget)})
+                                                           medians.items()}})
 
-    @staticmethod
-    def _figure(rows: list[dict[str, Any]], budget: int):
-        fig, (ax,) = new_figure()
-        for dist, colour in (("permutation", PALETTE["red"]), ("subset", PALETTE["blue"])):
-            sample = [row for row in rows if row["distribution"] == dist]
-            ax.scatter([row["sigma"] for row in sample],
-                       [budget if row["steps"] is None else row["steps"] for row in sample],
-                       color=colour, s=16, alpha=0.7, label=dist,
-                       marker="o")
-        ax.axhline(budget, color=PALETTE["grey"], linestyle="--", linewidth=0.8,
-                   label="budget (never learned)")
-        ax.set_xscale("log")
-        ax.set_xlabel(r"init std $\sigma$ of B and Q")
-        ax.set_ylabel("steps to mean gold attention 1/2")
-        ax.legend(fontsize=7)
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        return {"init_scale": init_scale_figure(assessment.details["runs"],
+                                                self.budget(params))}

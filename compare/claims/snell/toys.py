@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.snell.toy_figures import saddle_figure, toy_classifier_figure
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import (
     Reason,
     SeedBlock,
@@ -32,6 +32,9 @@ from attnverify.empirics import (
     ToyClassifierConfig,
     ToyClassifierTask,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 STARTS = {"uniform": (0.5, 0.0, 0.0), "adversarial": (0.5, 10.0, -10.0)}
 """(p0, beta0, beta1): the two starts of the blog (§4.2)."""
@@ -172,33 +175,18 @@ class ToyClassifierClosedForm(Claim):
                                 {"relative_deviation_max": "2 h tau_max",
                                  "halving_ratio": [1.8, 2.2], "crossing_slack": 2 * params["lr"]}),
             explanation=explanation, details={"starts": rows},
-            figures={"toy_classifier": self._figure(results, params)},
         )
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """Per start, its run at step h (the first of its two) against the closed form."""
+        return {"toy_classifier": toy_classifier_figure(results[::2], STARTS,
+                                                        params["tau_max"], params["lr"])}
 
     @staticmethod
     def _measured_tau_star(result: RunResult) -> float | None:
         step = result.first_step_reaching({"p": 1.0})
         return None if step is None else step * result.spec.optimizer.lr
-
-    @staticmethod
-    def _figure(results: Sequence[RunResult], params: dict[str, Any]):
-        fig, axes = new_figure(ncols=2)
-        for ax, (name, (p0, b0, b1)), r in zip(axes, STARTS.items(), results[::2], strict=True):
-            tau = np.linspace(0, params["tau_max"][name], 300)
-            flow = theory.snell.toy_classifier_trajectory(tau, p0, b0, b1).value
-            colours = {"p": PALETTE["blue"], "beta0": PALETTE["red"], "beta1": PALETTE["green"]}
-            labels = {"p": "p", "beta0": r"$\beta_0$", "beta1": r"$\beta_1$"}
-            every = max(1, len(r.eval_steps) // 25)
-            for key, colour in colours.items():
-                ax.plot(tau, flow[key], color=colour, lw=1.5, label=f"{labels[key]} theory")
-                ax.plot(r.eval_steps[::every] * params["lr"], r.metric(key)[::every], "o",
-                        color=colour, ms=3, label=f"{labels[key]} GD")
-            ax.set_xlabel(r"training time $\tau$")
-            ax.set_title(f"{name} start")
-            ax.legend(fontsize=6, ncol=2)
-        fig.suptitle("Toy classifier: gradient descent vs closed form")
-        return fig
-
 
 SADDLE_DECISION_SEEDS, SADDLE_CALIBRATION_SEEDS = 100, 200
 """First seeds of the saddle's decision and calibration blocks; seeds 0 to 4 developed the
@@ -377,25 +365,9 @@ class PermutationSaddle(Claim):
                                  "subset_gold_attention_min": 0.5}),
             explanation=explanation, n_seeds=2 * n,
             details={"loss_deviation": loss_dev, "row_spread": spread, "max_abs_Q": q_max},
-            figures={"saddle": self._figure(perm, subset, log_v)},
         )
 
-    @staticmethod
-    def _figure(perm, subset, log_v):
-        fig, (ax_l, ax_g) = new_figure(ncols=2)
-        for runs, colour, name in ((perm, PALETTE["red"], "permutation"),
-                                   (subset, PALETTE["blue"], "subset")):
-            for i, r in enumerate(runs):
-                label = name if i == 0 else None
-                ax_l.plot(r.eval_steps, r.metric("loss"), "o-", color=colour, ms=3, lw=1,
-                          label=label)
-                ax_g.plot(r.eval_steps, r.metric("gold_attention"), "o-", color=colour, ms=3,
-                          lw=1, label=label)
-        ax_l.axhline(log_v, color=PALETTE["theory"], lw=1, label="log V (theory)")
-        ax_l.set_ylabel("loss")
-        ax_g.set_ylabel("mean gold attention weight")
-        for ax in (ax_l, ax_g):
-            ax.set_xlabel("SGD step")
-            ax.legend(fontsize=7)
-        fig.suptitle("Free-attention toy from B = Q = 0")
-        return fig
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        n, log_v = params["seeds"], theory.snell.permutation_saddle_loss(params["L"]).value
+        return {"saddle": saddle_figure(results[:n], results[n:], log_v)}

@@ -7,7 +7,7 @@ Both claims read the same runs: the copying seq2seq with ``attention="uniform"``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -20,12 +20,15 @@ from attnverify.compare.claims.snell.common import (
     PAPER_COPYING,
     copy_spec,
 )
-from attnverify.compare.claims.snell.copying import curves_figure
+from attnverify.compare.claims.snell.figures import curves_figure, uniform_loss_figure
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import Adam, CopyTask, FreeAttentionToyConfig, RunResult, RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 UNIFORM: dict[str, dict[str, Any]] = {
     # full: the paper's copying configuration (§1.6), frozen-uniform as --invasive_uniform
@@ -217,29 +220,16 @@ class Stage1BowOptimum(Claim):
             explanation=explanation, n_seeds=2 * n,
             reason=Reason.NOT_TESTABLE if untestable else None,
             details={"distributions": rows, "bag_of_words_model": bow_rows},
-            figures={"uniform_loss": self._figure(subset, perm, floor, ceilings, params)},
         )
 
-    @staticmethod
-    def _figure(subset, perm, floor, ceilings, params):
-        from attnverify.compare.plotting import PALETTE, new_figure
-
-        fig, (ax,) = new_figure(width=5.0)
-        for runs, colour, name in ((subset, PALETTE["blue"], "subset"),
-                                   (perm, PALETTE["red"], "permutation")):
-            for i, r in enumerate(runs):
-                ax.plot(r.eval_steps, r.metric("loss_words"), color=colour, alpha=0.7, lw=1,
-                        label=f"{name} (measured)" if i == 0 else None)
-        ax.axhline(ceilings["subset"], color=PALETTE["theory"], lw=1,
-                   label=f"log L = {ceilings['subset']:.2f} (BoW optimum)")
-        ax.axhline(floor, color=PALETTE["theory"], ls="--", lw=1,
-                   label=f"log(L!)/L = {floor:.2f} (no-order floor)")
-        ax.set_xlabel(r"training step $\tau$")
-        ax.set_ylabel("per-word loss (nats)")
-        ax.set_title(f"Frozen uniform attention, L = {params['L']}")
-        ax.legend(fontsize=7)
-        return fig
-
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """The runs' loss against the subset's band (its floor and bag-of-words top)."""
+        n = params["seeds"]
+        floor, ceiling = next(r["band"] for r in assessment.details["distributions"]
+                              if r["distribution"] == "subset")
+        return {"uniform_loss": uniform_loss_figure(results[:n], results[n:2 * n], floor,
+                                                    ceiling, params["L"])}
 
 KTIW_UNIFORM_PROTOCOL = Protocol(
     endpoint="final KTIW-probe accuracy (argmax_l beta_{t,l} = t over word steps) with "
@@ -388,7 +378,11 @@ class KtiwLearnedUnderUniformAttention(Claim):
             explanation=explanation, n_seeds=2 * n,
             reason=Reason.NOT_TESTABLE if untestable else None,
             details={"subset": subset.tolist(), "permutation": perm.tolist(), "chance": chance},
-            figures={"ktiw_uniform": curves_figure(
-                {"subset": results[:n], "permutation": results[n:]}, ["ktiw_acc", "acc"],
-                "Frozen uniform attention: KTIW probe and token accuracy")},
         )
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        n = params["seeds"]
+        return {"ktiw_uniform": curves_figure(
+            {"subset": results[:n], "permutation": results[n:]}, ["ktiw_acc", "acc"],
+            "Frozen uniform attention: KTIW probe and token accuracy")}
