@@ -10,12 +10,21 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from attnverify import __version__
-from attnverify.compare.cli import bench, claims, falsify, figures, predict, runs, verify
+from attnverify.compare.cli import (
+    bench,
+    claims,
+    corpus,
+    falsify,
+    figures,
+    predict,
+    runs,
+    verify,
+)
 from attnverify.compare.cli.inputs import Once
 
 EXIT_USAGE = 2
 
-SUBCOMMANDS = (verify, falsify, predict, figures, bench, claims, runs)
+SUBCOMMANDS = (verify, falsify, predict, figures, bench, claims, runs, corpus)
 """The subcommand modules, in the order ``--help`` lists them. Each defines
 ``add_parser(sub, common)`` and ``run(args)`` (``predict``: ``run(args, tokens)``)."""
 
