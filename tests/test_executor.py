@@ -133,8 +133,10 @@ def test_runs_cleared_by_another_process_mid_sweep_still_reach_the_sweep(store):
 
     with ThreadPoolExecutor(1) as other_shell:
         cleared = other_shell.submit(clear_repeatedly)
-        results = executor.run(slow_specs(3))
-        stop.set()
+        try:
+            results = executor.run(slow_specs(3))
+        finally:  # a failing sweep must not leave the clearing thread running forever
+            stop.set()
     assert cleared.result() >= 1  # the store lost runs while the sweep ran
     for spec, result in zip(slow_specs(3), results, strict=True):
         assert result.key == spec.key()
