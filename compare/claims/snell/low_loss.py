@@ -77,7 +77,7 @@ LOW_LOSS_PROTOCOL = Protocol(
     seeds=(SeedBlock(SeedUse.DECISION, DECISION_SEEDS, "one run per seed"),
            SeedBlock(SeedUse.DEVELOPMENT, DEVELOPMENT_SEEDS, "seeds 600 to 604 at quick with a "
                      "budget of 3 escape budgets: none reached low loss"),
-           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS, "seeds 650 and 651 at quick, 30 "
+           SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS, "seeds 650 and 651 at quick, 90 "
                      "escape budgets: when the loss falls below 0.1 log V")),
     weaknesses=(
         "Tested on the copying toy with free attention logits, not on the paper's classifier "
