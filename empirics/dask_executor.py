@@ -79,8 +79,8 @@ class DaskExecutor(Executor):
 
     def __init__(self, store: RunStore, address: str, workers: int | None = None,
                  progress: bool = True, connect_timeout: float = 10.0,
-                 device: str | None = None) -> None:
-        super().__init__(store, progress, device)
+                 device: str | None = None, seed_group: int | None = None) -> None:
+        super().__init__(store, progress, device, seed_group)
         n_workers = worker_count(workers)  # validated even when a remote cluster ignores it
         local = address == "dask-local"
         target = None if local else scheduler_address(address)  # before importing: fast errors
@@ -111,7 +111,7 @@ class DaskExecutor(Executor):
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
         from distributed import as_completed
 
-        units = work_units(missing, self.workers)
+        units = work_units(missing, self.workers, self.seed_group)
         futures = {self.client.submit(train_remote, [s.to_dict() for s in unit],
                                       key=f"attnverify-{unit[0].key()}-{len(unit)}",
                                       pure=False): unit

@@ -68,10 +68,12 @@ MAX_SEED_GROUP = 8
 """At most this many seeds per batched group (memory grows with the group)."""
 
 
-def work_units(specs: Sequence[RunSpec], workers: int) -> list[list[RunSpec]]:
+def work_units(specs: Sequence[RunSpec], workers: int,
+               seed_group: int = MAX_SEED_GROUP) -> list[list[RunSpec]]:
     """Split ``specs`` into units of work, longest first: every run of a model that trains
-    seed-batched joins the other seeds of its configuration (at most :data:`MAX_SEED_GROUP`
-    per unit), every other run is a unit of its own. While there are fewer units than
+    seed-batched joins the other seeds of its configuration (at most ``seed_group`` per unit;
+    1 trains every run on its own, so that a long sweep is stored run by run), every other run
+    is a unit of its own. While there are fewer units than
     ``workers``, groups are split further so that no core idles. A seed's numbers do not
     depend on its group (:mod:`empirics.train`), so this choice never changes a result."""
     groups: dict[str, list[RunSpec]] = {}
@@ -84,7 +86,7 @@ def work_units(specs: Sequence[RunSpec], workers: int) -> list[list[RunSpec]]:
     spread = len(units) + len(groups) < workers
     for group in groups.values():
         n = len(group)
-        chunks = max(math.ceil(n / MAX_SEED_GROUP), min(n, workers) if spread else 1)
+        chunks = max(math.ceil(n / seed_group), min(n, workers) if spread else 1)
         bounds = [round(i * n / chunks) for i in range(chunks + 1)]
         units += [group[a:b] for a, b in itertools.pairwise(bounds)]
     return sorted(units, key=lambda unit: sum(s.cost_estimate() for s in unit), reverse=True)
@@ -99,10 +101,16 @@ class Executor(ABC):
 
     workers: int = 1
     """How many units of work train at once (estimates of wall time divide by it)."""
+    seed_group: int = MAX_SEED_GROUP
+    """At most this many seeds train as one seed-batched unit (:func:`work_units`)."""
 
     def __init__(self, store: RunStore, progress: bool = True,
-                 device: str | None = None) -> None:
+                 device: str | None = None, seed_group: int | None = None) -> None:
         check_device(device)
+        if seed_group is not None:
+            if seed_group < 1:
+                raise ValueError(f"seed_group must be an integer >= 1; got {seed_group!r}")
+            self.seed_group = seed_group
         self.store = store
         self.progress = progress
         self.device = device
@@ -155,15 +163,15 @@ class LocalExecutor(Executor):
     """Runs specs on up to ``workers`` processes (default: the number of cores)."""
 
     def __init__(self, store: RunStore, workers: int | None = None, progress: bool = True,
-                 device: str | None = None) -> None:
-        super().__init__(store, progress, device)
+                 device: str | None = None, seed_group: int | None = None) -> None:
+        super().__init__(store, progress, device, seed_group)
         self.workers = worker_count(workers)
         self.pool: WorkerPool | None = None
         """The worker processes of the last sweep that needed more than one
         (:mod:`empirics.worker_pool`: a dead worker is replaced and its unit retried)."""
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
-        units = work_units(missing, self.workers)
+        units = work_units(missing, self.workers, self.seed_group)
         if self.workers == 1 or len(units) == 1:
             results = {}
             for unit in units:

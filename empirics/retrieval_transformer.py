@@ -28,6 +28,7 @@ from torch.nn import functional as F
 
 from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, require
 from attnverify.empirics.positions import sinusoidal_positions
+from attnverify.empirics.residual_lens import lens_accuracy
 from attnverify.empirics.retrieval import IGNORE
 
 
@@ -36,7 +37,7 @@ class RetrievalTransformerConfig(ModelConfig):
     """``musat_transformer``: depth, heads, width, LayerNorm placement, attention mask."""
 
     kind = "musat_transformer"
-    code_version = 1
+    code_version = 2
     layers: int = 2
     heads: int = 4
     d_model: int = 64
@@ -158,13 +159,25 @@ class RetrievalTransformer(nn.Module):
                 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Logits (B, T, vocab) and one attention pattern (B, H, T, T) per layer; ``ablate``
         maps (layer, head) to "zero" or "mean"."""
+        logits, patterns, _ = self.run(tokens, ablate)
+        return logits, patterns
+
+    def run(self, tokens: torch.Tensor, ablate: dict[tuple[int, int], str] | None = None
+            ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Logits, the attention patterns and the residual stream (B, T, d_model) after each
+        layer (the embedding first, the last block's output last)."""
         ablate = ablate or {}
         x = self.embed(tokens) + self.pos[: tokens.shape[1]]
-        patterns = []
+        patterns, streams = [], [x]
         for i, block in enumerate(self.blocks):
             x, alpha = block(x, {h: m for (layer, h), m in ablate.items() if layer == i})
             patterns.append(alpha)
-        return self.out(self.ln_f(x)), patterns
+            streams.append(x)
+        return self.readout(x), patterns, streams
+
+    def readout(self, stream: torch.Tensor) -> torch.Tensor:
+        """Logits from a final residual stream (the final LayerNorm, then the output layer)."""
+        return self.out(self.ln_f(stream))
 
     def loss(self, batch: Batch) -> torch.Tensor:
         logits, _ = self(batch["tokens"])
@@ -233,6 +246,33 @@ class RetrievalTransformer(nn.Module):
             _, patterns = self(batch["tokens"][:1])
             out["attention_example"] = torch.stack([p[0] for p in patterns]).numpy()
             out["tokens_example"] = batch["tokens"][0].numpy()
+            out.update(self.lens(batch))
+        return out
+
+    def lens(self, batch: Batch) -> dict[str, np.ndarray]:
+        """The linear lens of :mod:`empirics.residual_lens`: after each layer (0 = the
+        embedding), the accuracy of each position's answer read from its residual stream.
+        ``lens_depth`` (layers + 1, D + 1): statement tokens by depth (one map per layer fitted
+        on all statement tokens); ``lens_first`` and ``lens_second``: the same for the first
+        and for the second token of each statement only (in the default order, a link's
+        symbol and the symbol it is bound to); ``lens_query`` (layers + 1,): the query (its
+        own map)."""
+        tokens, targets, depth = batch["tokens"], batch["eval_targets"], batch["depth"]
+        _, _, streams = self.run(tokens)
+        statement = torch.zeros_like(depth, dtype=torch.bool)
+        statement[:, :-1] = depth[:, :-1] >= 0
+        first = statement & (torch.arange(depth.shape[1]) % 2 == 0)
+        query = torch.zeros_like(statement)
+        query[:, -1] = True
+        D = int(depth.max())
+        slots = {"depth": statement, "first": first, "second": statement & ~first}
+        masks = {f"{slot}/{k}": mask & (depth == k) for slot, mask in slots.items()
+                 for k in range(D + 1)}
+        read = lens_accuracy(streams, self.readout, targets, statement, masks)
+        out = {f"lens_{slot}": np.stack([read[f"{slot}/{k}"] for k in range(D + 1)], axis=1)
+               for slot in slots}
+        out["lens_query"] = lens_accuracy(streams, self.readout, targets, query,
+                                          {"query": query})["query"]
         return out
 
 

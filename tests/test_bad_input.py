@@ -52,6 +52,7 @@ BAD_INPUTS = [
          "--device cuda: this machine has no CUDA")]),
     (["verify", "--workers", "0"], "--workers must be an integer >= 1"),
     (["verify", "--workers", "-2"], "--workers must be an integer >= 1"),
+    (["verify", "--seed-group", "0"], "--seed-group must be an integer >= 1"),
     (["verify", "--workers", "two"], "invalid int value: 'two'"),
     (["verify", "--paper", "bao", "--corpus", "/nonexistent/corpus"], "--corpus"),
     (["verify", "--bogus"], "unrecognized arguments: --bogus"),

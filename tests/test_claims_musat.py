@@ -58,6 +58,7 @@ def test_depth_bound_claim_refutes_a_wrong_closed_form(monkeypatch):
 
 
 TESTABLE_SHALLOW = {"shallow": (5, 2, 4), "control": (5, 4, 4), "shallow_seeds": 8,
+                    "shallow_query_only_seeds": 8,
                     "seeds": 2, "grid": NO_GRID}
 """D = 5 needs 3 layers: 2 are one below; the control has the refined bound + 1."""
 

@@ -155,6 +155,17 @@ def test_work_units_group_by_configuration():
     assert [len(u) for u in work_units([retrieval(s) for s in range(3)], workers=1)] == [3]
 
 
+def test_a_seed_group_of_one_trains_every_run_on_its_own(store):
+    from attnverify.empirics import LocalExecutor
+
+    specs = [retrieval(s) for s in range(3)]
+    assert [len(u) for u in work_units(specs, workers=1, seed_group=1)] == [1, 1, 1]
+    assert sorted(len(u) for u in work_units(specs, workers=1, seed_group=2)) == [1, 2]
+    assert LocalExecutor(store, workers=1, seed_group=1).seed_group == 1
+    with pytest.raises(ValueError, match="seed_group must be an integer >= 1"):
+        LocalExecutor(store, workers=1, seed_group=0)
+
+
 def test_pool_and_in_process_give_the_same_batched_arrays(store, tmp_path):
     from attnverify.empirics import RunStore
 

@@ -54,6 +54,8 @@ def check_common_options(args: argparse.Namespace) -> None:
         check_profile(args.profile)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    if getattr(args, "seed_group", None) is not None and args.seed_group < 1:
+        raise UserError(f"--seed-group must be an integer >= 1; got {args.seed_group}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
     if getattr(args, "workers", None) is not None and args.workers > MAX_WORKERS:
@@ -88,12 +90,12 @@ def executor(args: argparse.Namespace, run_store: RunStore) -> Executor:
     try:
         if args.executor == "local":
             return LocalExecutor(run_store, workers=args.workers, progress=not args.quiet,
-                                 device=args.device)
+                                 device=args.device, seed_group=getattr(args, "seed_group", None))
         from attnverify.empirics.dask_executor import DaskExecutor
 
         return DaskExecutor(run_store, args.executor, workers=args.workers,
                             progress=not args.quiet, connect_timeout=args.connect_timeout,
-                            device=args.device)
+                            device=args.device, seed_group=getattr(args, "seed_group", None))
     except ExecutorSetupError as exc:
         raise UserError(str(exc)) from None
 

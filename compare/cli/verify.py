@@ -35,6 +35,10 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                         "this machine) or dask://HOST:PORT (a running Dask scheduler)")
     p.add_argument("--workers", type=int,
                    help="worker processes of local and dask-local (default: number of cores)")
+    p.add_argument("--seed-group", type=int, metavar="N",
+                   help="at most N seeds of a seed-batched model train as one unit (default: "
+                        "8; 1 trains and stores every run on its own, for a long sweep that "
+                        "may be stopped; results do not depend on it)")
     common.add_device(p)
     p.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="how long to try to reach a Dask scheduler (default: 10)")

@@ -3,7 +3,9 @@ The minimal formulation and the theory's integer forms are reconstructions [R]; 
 says so."""
 
 from attnverify.compare.claims.musat.bounds import ConstructionMeetsBound, DepthBoundClosedForm
+from attnverify.compare.claims.musat.composition import HeadsComposeSubchains
 from attnverify.compare.claims.musat.emergence import DepthsEmergeInOrder, HeadsEmergeInSequence
+from attnverify.compare.claims.musat.lens import TargetAppearsAtBound
 from attnverify.compare.claims.musat.training import (
     ImplicitCurriculumNeeded,
     ShallowModelsFail,
@@ -15,8 +17,10 @@ CLAIMS = (
     ConstructionMeetsBound,
     ShallowModelsFail,
     SufficientDepthLearns,
+    TargetAppearsAtBound,
     ImplicitCurriculumNeeded,
     DepthsEmergeInOrder,
     HeadsEmergeInSequence,
+    HeadsComposeSubchains,
 )
 __all__ = ["CLAIMS", *(c.__name__ for c in CLAIMS)]

@@ -127,3 +127,29 @@ def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     fig.suptitle(f"attention at the end of training, seed {result.spec.seed} (rows: query "
                  "positions, columns: key positions; framed: emerged heads)", fontsize=9)
     return fig
+
+
+def lens_figure(params: dict[str, Any], result: RunResult) -> Figure:
+    """What the linear lens reads after each layer (rows; 0 = the embedding) for the statement
+    tokens of each depth and for the query (columns), one seed; the paper's bound for the
+    query's chain as a line: below it the answer cannot be in the query's stream."""
+    by_depth, query = result.final["lens_depth"], result.final["lens_query"]
+    table = np.column_stack([by_depth, query])
+    D = by_depth.shape[1] - 1
+    fig, (ax,) = new_figure(width=4.6)
+    image = ax.imshow(table, cmap="cividis", vmin=0, vmax=1, origin="lower", aspect="auto")
+    for (layer, col), value in np.ndenumerate(table):
+        ax.annotate(f"{value:.2f}", (col, layer), ha="center", va="center", fontsize=7,
+                    color="white" if value < 0.6 else "black")
+    bound = theory.musat.min_layers_value(D)
+    ax.axhline(bound - 0.5, color=PALETTE["theory"],
+               label=f"bound: min_layers({D}) = {bound} (3^t >= 2D)")
+    ax.set_xticks(range(D + 2), [*(f"depth {k}" for k in range(D + 1)), "query"], fontsize=7)
+    ax.set_xlabel("positions read (statement tokens by depth, the query)")
+    ax.set_ylabel("after layer (0: embedding)")
+    ax.set_title(f"linear lens accuracy of each position's answer, seed {result.spec.seed}",
+                 fontsize=9)
+    ax.grid(False)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    fig.colorbar(image, ax=ax, fraction=0.05)
+    return fig

@@ -14,8 +14,9 @@ chain with two depths >= 1 to order. Measured on this CPU before choosing it (IC
 distractors): with 3 layers (refined + 1, d_model 64, lr 1e-3, batch 128) 1 of 3 seeds learned
 the query in 8000 steps; with 4 layers (d_model 32, lr 3e-3, batch 64) 3 of 4 seeds did within
 3000 steps. Every seed that missed sat on the same plateau: every statement token right, the
-query at chance (see ``RetrievalTransformer.depth_accuracy``). ``full`` adds a grid of
-(D, layers) cells, IC and query-only, for the heat map (PF1).
+query at chance (see ``RetrievalTransformer.depth_accuracy``). A profile can add a grid of
+(D, layers) cells, IC and query-only, for the heat map (PF1); ``full`` trains only the cells
+that decide a claim (the grid would cost more than the claims).
 """
 
 from __future__ import annotations
@@ -118,9 +119,11 @@ class ShallowModelsFail(RetrievalClaim):
                             point["distractors"])}
 
     def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
-        """The four named groups (the shallow ones with ``shallow_seeds``), the control where
-        there is one, then the grid's cells (IC and query-only) that are not one of them."""
-        named = [(cell, ic, params["shallow_seeds"] if cell == "shallow" else params["seeds"])
+        """The four named groups (the shallow ones with ``shallow_seeds`` and
+        ``shallow_query_only_seeds``), the control where there is one, then the grid's cells
+        (IC and query-only) that are not one of them."""
+        shallow = {True: params["shallow_seeds"], False: params["shallow_query_only_seeds"]}
+        named = [(cell, ic, shallow[ic] if cell == "shallow" else params["seeds"])
                  for cell, ic in self.cells]
         if params.get("control"):
             named.append(("control", True, params["seeds"]))

@@ -1,0 +1,202 @@
+"""``musat.heads_compose_subchains``: the learned circuit composes sub-chains (each layer joins
+what neighbouring positions already know, so the reach roughly triples per layer) rather than
+advancing one link per layer (spec §2.2, §2.4: the interval game behind Theorem 1; the upper
+construction is a reconstruction [R]).
+
+Reach, read with the linear lens (:mod:`empirics.residual_lens`) on the statement tokens: in
+the default statement order ``(s_i, s_{i-1})`` the first token of link i holds a symbol of
+depth i, the second one of depth i - 1. On the chain's path of 2D nodes (root first) the first
+token of depth k sits at node 2k - 1, the second at node 2k. Derived here, not in the paper:
+
+* **one link per layer** (each layer reads one more statement): a first token of depth k can
+  know its root after k layers, a second token after k + 1 (it must first find the statement
+  that binds its symbol, whose own second token is read in the layer before);
+* **composition** (the interval game: each layer joins the intervals of the positions it reads,
+  so an interval of n nodes centred on a position grows to 3n): after l layers a position at
+  node p knows the root when p <= (3^l - 1) / 2, i.e. first tokens up to depth (3^l + 1) / 4
+  and second tokens up to (3^l - 1) / 4.
+
+The cells where the two differ are the test: after layer l, a token of a depth that one link
+per layer cannot have resolved yet (a first token of depth k > l, a second of depth k >= l),
+within the game's reach. The earliest is a second token of depth 2 after layer 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from attnverify.compare.claim import Assessment, ClaimKind, Verdict
+from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
+from attnverify.compare.claims.musat.figures import lens_figure
+from attnverify.compare.claims.musat.lens import binomial_sides, learned_with_lens
+from attnverify.compare.claims.musat.protocols import CHANCE_MARGIN, SEEDS
+from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
+from attnverify.compare.claims.musat.runs import Cell, cell_shape
+from attnverify.compare.measurement import Measurement, Tolerance
+from attnverify.compare.protocol import Protocol, Reason
+from attnverify.compare.space import Dimension
+from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+ALPHA = 0.025
+COMPOSE_PROTOCOL = Protocol(
+    endpoint=("after each layer l below the last, the lens accuracy of the statement tokens "
+              "one link per layer cannot have resolved yet but composition can (first tokens "
+              "of depth l < k <= (3^l + 1)/4, second tokens of depth l <= k <= (3^l - 1)/4), "
+              "in every seed of the 'control' cell that learned the query"),
+    unit=("per (seed, slot, depth, layer): the lens's correct answers on the held-out half of "
+          "the evaluation examples (binomial)"),
+    h0="some learned seed advances one link per layer: no tested cell reads above 1/K + 0.1",
+    h1="every learned seed reads some tested cell above 1/K + 0.1 (it composes sub-chains)",
+    test=("exact one-sided binomial tests against 1/K + 0.1; per seed the smallest p-value "
+          "above the limit times its number of cells (Bonferroni), and to confirm the largest "
+          "of those over seeds (intersection-union); to refute, a seed whose every cell is "
+          "below the limit (its largest p-value) at 0.025 over the number of seeds"),
+    confirm="every learned seed composes at Bonferroni p < 0.025, with 2 or more seeds",
+    refute=("some learned seed reads every tested cell below 1/K + 0.1 at p < 0.025 / (number "
+            "of seeds): it advances one link per layer"),
+    alpha=ALPHA, beta=ALPHA,
+    readout=("the lens accuracies by statement slot recorded at the end of training "
+             "(``final/lens_first``, ``final/lens_second``)"),
+    frozen="2026-11-26",
+    error_rates=("confirming: at most 0.025 when some learned seed advances one link per layer "
+                 "(intersection-union over seeds, Bonferroni within a seed); refuting: at "
+                 "most 0.025 over the seeds"),
+    precondition=("a cell with D + 1 > layers (one link per layer cannot answer the query with "
+                  "the trained depth: the query reads its statement one layer after that "
+                  "statement's first token knows the root), a tested cell below the last "
+                  "layer, and at least 2 seeds that learned the query"),
+    secondary=("each seed's reach per layer (the deepest depth read at >= 0.9, per slot)",
+               "the lens table of the first learned seed (figure)"),
+    seeds=SEEDS,
+    weaknesses=("the one-link and composition reaches are derived here from the interval game, "
+                "not stated in the paper",
+                "a linear lens can miss a non-linearly encoded root, which favours refuting",
+                "the test reads the layers before the last: composing only in the last layer "
+                "would read as one link per layer",
+                "quick trains no cell where one link per layer cannot answer (D = 2 with 4 "
+                "layers): not testable there; full's control cell is D = 5 with 4 layers"))
+
+
+def one_link_reach(layer: int, second: bool) -> int:
+    """The deepest depth one link per layer resolves after ``layer`` layers (derived)."""
+    return layer - 1 if second else layer
+
+
+def composed_reach(layer: int, second: bool) -> int:
+    """The deepest depth the interval game resolves after ``layer`` layers (derived)."""
+    return (3 ** layer - 1) // 4 if second else (3 ** layer + 1) // 4
+
+
+def separating_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
+    """(slot, depth, layer) of every cell where composition and one link per layer differ,
+    after the layers before the last; second tokens have depths 0..D - 1."""
+    cells = []
+    for layer in range(1, layers):
+        for slot, top in (("first", D), ("second", D - 1)):
+            second = slot == "second"
+            low = one_link_reach(layer, second) + 1
+            cells += [(slot, k, layer)
+                      for k in range(low, min(top, composed_reach(layer, second)) + 1)]
+    return cells
+
+
+class HeadsComposeSubchains(RetrievalClaim):
+    """``musat.heads_compose_subchains`` (module docstring; protocol ``COMPOSE_PROTOCOL``)."""
+
+    id = "musat.heads_compose_subchains"
+    kind = ClaimKind.PAPER
+    protocol = COMPOSE_PROTOCOL
+    code_version = 1
+    statement = ("The learned circuit composes sub-chains rather than advancing one link per "
+                 "layer: where one link per layer could not answer with the trained depth, the "
+                 "statement tokens' roots appear in the residual stream earlier than one link "
+                 "per layer allows (spec §2.2, §2.4; derived reaches).")
+    cells = (("control", True),)
+    space: ClassVar[dict[str, Dimension]] = {
+        # the smallest chain first: D = 4 with 3 layers has one cell (a second token of depth
+        # 2 after layer 2); one layer fewer than D, so one link per layer cannot answer
+        "D": Dimension("chain length D (hops), with D - 1 layers and 4 distractors", low=4,
+                       high=6),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {"control": (point["D"], point["D"] - 1, 4)}
+
+    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        return [("control", True, params["seeds"])] if params.get("control") else []
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        if not params.get("control"):
+            return self._not_testable(
+                "no cell here where one link per layer cannot answer with the trained depth "
+                f"(the learning cell is D = {params['deep'][0]} with {params['deep'][1]} "
+                "layers); full trains D = 5 with 4 layers", 0)
+        D, layers, _ = cell_shape(params, "control")
+        cells = separating_cells(D, layers)
+        learned = [r for r in learned_with_lens(results) if "lens_second" in r.final]
+        if layers >= D + 1 or not cells:
+            return self._not_testable(
+                f"at D = {D} with {layers} layers one link per layer can answer (it needs "
+                f"D + 1 = {D + 1}), or no layer below the last separates the two", len(learned))
+        if len(learned) < 2:
+            return self._not_testable(f"{len(learned)} seed(s) of {len(results)} learned the "
+                                      f"query at D = {D} (2 needed)", len(learned))
+        limit = 1 / params["K"] + CHANCE_MARGIN
+        n_test = params["eval_size"] - params["eval_size"] // 2
+        per_seed = []
+        for r in learned:
+            accs = [float(r.final[f"lens_{slot}"][layer, k]) for slot, k, layer in cells]
+            below, above = zip(*(binomial_sides(a, n_test, limit) for a in accs),
+                               strict=True)
+            per_seed.append((r.spec.seed, max(accs), min(1.0, min(above) * len(cells)),
+                             max(below)))
+        p_confirm = max(p for _, _, p, _ in per_seed)
+        p_one_link = min(p for _, _, _, p in per_seed) * len(per_seed)
+        why = (f"D = {D}, {layers} layers: {len(learned)} of {len(results)} seeds learned the "
+               f"query; cells tested (slot, depth, after layer): "
+               + ", ".join(f"{s} {k} @{layer}" for s, k, layer in cells)
+               + "; per seed the best of them: "
+               + ", ".join(f"seed {s}: {a:.2f} (p = {p:.2g})" for s, a, p, _ in per_seed)
+               + f" (limit {limit:.2f})")
+        if p_confirm < ALPHA:
+            verdict, reason = Verdict.CONFIRMED, Reason.DECIDED
+            why += f". Every learned seed composes: largest p = {p_confirm:.3g}"
+        elif p_one_link < ALPHA:
+            verdict, reason = Verdict.REFUTED, Reason.DECIDED
+            why += (f". A seed advances one link per layer: every tested cell below the limit "
+                    f"(p = {p_one_link:.3g} over the seeds)")
+        else:
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
+            why += f". Neither side decides (largest p to confirm {p_confirm:.3g})"
+        return Assessment(
+            verdict=verdict, reason=reason, p_value=p_confirm,
+            theory=f"reads above {limit:.2f} where one link per layer cannot",
+            empirical=Measurement(min(a for _, a, _, _ in per_seed),
+                                  quantity="the weakest seed's best lens accuracy in the cells",
+                                  at=self.describe(params, "control", True)),
+            statistic=(f"linear lens by statement slot, {n_test} held-out examples per seed. "
+                       f"{RECONSTRUCTION}"),
+            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial "
+                                "tests, Bonferroni within a seed, intersection-union over seeds",
+                                {"near_chance": limit, "alpha": ALPHA}),
+            explanation=why, n_seeds=len(learned),
+            details={"cells": cells, "seeds": [{"seed": s, "best": a, "p_compose": pc,
+                                                "p_one_link": po}
+                                               for s, a, pc, po in per_seed]})
+
+    def _not_testable(self, why: str, n_seeds: int) -> Assessment:
+        return Assessment(
+            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
+            theory="reads above chance + 0.1 where one link per layer cannot",
+            empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
+            tolerance=Tolerance("the protocol's precondition", {}),
+            explanation=f"not testable here: {why}", n_seeds=n_seeds)
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        learned = learned_with_lens(results)
+        return {"lens": lens_figure(params, learned[0])} if learned else {}

@@ -1,0 +1,98 @@
+"""``musat.heads_compose_subchains`` decides correctly on constructed lens readings, and its
+derived reaches follow the interval game and the one-link chain they stand for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnverify.compare import Verdict
+from attnverify.compare.claims.musat import HeadsComposeSubchains
+from attnverify.compare.claims.musat.composition import (
+    composed_reach,
+    one_link_reach,
+    separating_cells,
+)
+from attnverify.compare.protocol import Reason
+from attnverify.empirics import RunResult
+
+
+def lens_run(spec, query_acc, cells_read):
+    """A finished run (D = 5, 4 layers) whose lens reads 0.02 everywhere except
+    ``cells_read``: {(slot, depth, layer): accuracy}."""
+    final = {f"lens_{slot}": np.full((5, 6), 0.02) for slot in ("first", "second", "depth")}
+    final["lens_query"] = np.full(5, 0.02)
+    for (slot, k, layer), acc in cells_read.items():
+        final[f"lens_{slot}"][layer, k] = acc
+    return RunResult(spec=spec, status="ok", eval_steps=np.array([0, 100]),
+                     metrics={"query_acc": np.array([0.0, query_acc])},
+                     train_loss=np.zeros(1), final=final)
+
+
+COMPOSES = {("second", 2, 2): 0.95}
+ONE_LINK: dict = {}
+
+
+def assess(reads, accs=None):
+    claim = HeadsComposeSubchains()
+    params = claim.params("full")                     # the control cell: D = 5, 4 layers
+    specs = claim.specs(params)
+    accs = accs or [1.0] * len(specs)
+    runs = [lens_run(s, a, r) for s, a, r in zip(specs, accs, reads, strict=True)]
+    return claim.assess(params, runs)
+
+
+@pytest.mark.parametrize(("reads", "accs", "verdict", "reason"), [
+    ([COMPOSES] * 5, None, Verdict.CONFIRMED, Reason.DECIDED),
+    ([COMPOSES] * 4 + [ONE_LINK], None, Verdict.REFUTED, Reason.DECIDED),
+    ([{("first", 4, 3): 0.36}] * 5, None, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # a seed that did not learn the query is not read
+    ([COMPOSES] * 4 + [ONE_LINK], [1.0] * 4 + [0.3], Verdict.CONFIRMED, Reason.DECIDED),
+    ([COMPOSES] * 5, [1.0] + [0.3] * 4, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
+])
+def test_composition_rule(reads, accs, verdict, reason):
+    a = assess(reads, accs)
+    assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+
+
+def test_a_cell_outside_the_tested_ones_does_not_count():
+    # a first token of depth 3 after layer 3: one link per layer reads it too
+    a = assess([{("first", 3, 3): 1.0}] * 5)
+    assert a.verdict is Verdict.REFUTED
+
+
+def test_quick_has_no_cell_that_needs_composition():
+    claim = HeadsComposeSubchains()
+    params = claim.params("quick")
+    assert claim.specs(params) == []
+    a = claim.assess(params, [])
+    assert a.reason is Reason.NOT_TESTABLE and "full trains D = 5" in a.explanation
+
+
+def game_rounds(n_nodes: int, node: int) -> int:
+    """Rounds of the interval game (a position reads every position whose interval overlaps
+    or abuts its own and takes the union) until ``node``'s interval reaches node 0."""
+    intervals = [(p, p) for p in range(n_nodes)]
+    rounds = 0
+    while intervals[node][0] > 0:
+        intervals = [(min(b[0] for b in intervals if b[0] <= a[1] + 1 and b[1] >= a[0] - 1),
+                      max(b[1] for b in intervals if b[0] <= a[1] + 1 and b[1] >= a[0] - 1))
+                     for a in intervals]
+        rounds += 1
+    return rounds
+
+
+@pytest.mark.parametrize("k", range(1, 9))
+def test_composed_reach_is_the_interval_game(k):
+    # first token of depth k at node 2k - 1, second token of depth k at node 2k; a long path
+    for node, second in ((2 * k - 1, False), (2 * k, True)):
+        rounds = game_rounds(60, node)
+        assert composed_reach(rounds, second) >= k > composed_reach(rounds - 1, second)
+
+
+def test_one_link_reach_and_the_cells_where_the_two_differ():
+    assert [one_link_reach(layer, False) for layer in (1, 2, 3)] == [1, 2, 3]
+    assert [one_link_reach(layer, True) for layer in (1, 2, 3)] == [0, 1, 2]
+    assert separating_cells(3, 4) == [("second", 2, 2)]
+    assert separating_cells(2, 4) == []
+    assert ("first", 4, 3) in separating_cells(5, 4) and ("first", 3, 3) not in separating_cells(5, 4)
