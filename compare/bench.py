@@ -24,6 +24,9 @@ Measured, in one run:
 - theory throughput: 10^6 values of Bao's rho (the issue's target), Bao's localization
   summaries on 10^6 (d, T, mean, std) points (each a whole rho-profile of T positions, about
   7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets);
+- optionally (``--compile``) the straightforward reference on one thread (as a ``verify``
+  worker trains), eager and with the loss compiled by ``torch.compile`` (compilation not
+  timed), side by side: whether compiling would pay;
 - optionally (``--verify``) ``verify --profile quick`` wall time, cold (empty cache) and warm.
 
 Per-step times are slopes between two run lengths, so set-up and evaluation cancel; every number
@@ -127,6 +130,25 @@ def theory_throughput(repeats: int) -> dict[str, Any]:
     }
 
 
+def compiled_reference(spec: RunSpec, steps: tuple[int, int], repeats: int
+                       ) -> dict[str, float] | None:
+    """Median seed-steps per second of the reference loop on one thread (as a ``verify``
+    worker trains), eager and with the loss compiled, and their ratio; None where
+    ``torch.compile`` fails for this model (the reason is logged on stderr)."""
+    from attnverify.empirics.train import single_thread
+
+    try:
+        with single_thread():
+            rates = {name: summary([1.0 / reference_step_time(spec, steps, compiled=compiled)
+                                    for _ in range(repeats)])["median"]
+                     for name, compiled in (("eager", False), ("compiled", True))}
+    except Exception as exc:  # any compiler failure means: not available here
+        print(f"torch.compile failed for {spec.model.kind}: {str(exc).splitlines()[0]}",
+              file=sys.stderr)
+        return None
+    return {**rates, "speedup": rates["compiled"] / rates["eager"]}
+
+
 def verify_quick_times() -> dict[str, float]:
     """``attnverify verify --profile quick`` in a subprocess on an empty cache, then again."""
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
@@ -143,7 +165,8 @@ def verify_quick_times() -> dict[str, float]:
 
 def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = CONFIGS,
               repeats: int = 3, with_verify: bool = False,
-              log: Callable[[str], None] = print) -> dict[str, Any]:
+              log: Callable[[str], None] = print, with_compile: bool = False
+              ) -> dict[str, Any]:
     """Every measurement of the module docstring for ``families`` x ``configs``, as the
     JSON document ``bench --json`` writes; ``log`` reports progress."""
     from attnverify.empirics.train import batched_by_default
@@ -167,6 +190,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
             ref = [1.0 / reference_step_time(spec, steps) for _ in range(repeats)]
             ours_s, ref_s = summary(ours), summary(ref)
             rss = peak_rss_mb(spec, steps[1])
+            compiled = compiled_reference(spec, steps, repeats) if with_compile else None
             models.append({
                 "family": family, "config": config,
                 "seed_steps_per_s": ours_s["median"], "seed_steps_per_s_spread": ours_s,
@@ -181,6 +205,7 @@ def run_bench(families: tuple[str, ...] = FAMILIES, configs: tuple[str, ...] = C
                 "fixed_cost_fraction": fixed,
                 "batching_bound": batching_bound(fixed),
                 "top_ops": op_profile(spec),
+                "compile_one_thread": compiled,
             })
     log("theory throughput...")
     result: dict[str, Any] = {"gemm_peak_flops": peak, "workers": workers, "models": models,
@@ -210,6 +235,15 @@ def table(result: dict[str, Any]) -> str:
     lines.append("way: seeds trained at once, b = seed-batched groups, p = one per process; "
                  "fixed: share of a step that batching seeds could share; bound: the most "
                  "batching could gain per core")
+    compiled = [m for m in result["models"] if m.get("compile_one_thread")]
+    if compiled:
+        lines.append("")
+        lines.append("torch.compile, one thread (as a verify worker trains; the reference loop "
+                     "with the loss compiled, compilation not timed):")
+        for m in compiled:
+            c = m["compile_one_thread"]
+            lines.append(f"  {m['family']} @ {m['config']}: {c['compiled']:.2f} seed-steps/s "
+                         f"compiled against {c['eager']:.2f} eager ({c['speedup']:.2f}x)")
     lines.append("")
     lines.append("where a step's time goes (one thread, self time of the top ops):")
     for m in result["models"]:

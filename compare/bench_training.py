@@ -39,17 +39,19 @@ def batching_bound(fixed: float) -> float | None:
     return 1.0 / (1.0 - fixed) if fixed < 1.0 else None
 
 
-def straightforward_step(spec: RunSpec) -> Callable[[], None]:
+def straightforward_step(spec: RunSpec, compiled: bool = False) -> Callable[[], None]:
     """One training step of a fresh model of ``spec`` the straightforward way (the model's
-    loss, backward, optimizer step; no attnverify loop), as a function to call repeatedly."""
+    loss, backward, optimizer step; no attnverify loop), as a function to call repeatedly;
+    with ``compiled``, the loss (forward and, through it, backward) is ``torch.compile``d."""
     from attnverify.empirics import build_model
 
     model = build_model(spec)
     optimizer = spec.optimizer.build(model.parameters())
     generator = torch.Generator().manual_seed(0)
+    loss_of = torch.compile(model.loss) if compiled else model.loss
 
     def step() -> None:
-        loss = model.loss(spec.task.sample(spec.batch_size, generator))
+        loss = loss_of(spec.task.sample(spec.batch_size, generator))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -57,11 +59,16 @@ def straightforward_step(spec: RunSpec) -> Callable[[], None]:
     return step
 
 
-def reference_step_time(spec: RunSpec, steps: tuple[int, int]) -> float:
-    """Seconds per step of the straightforward loop (default threads, no attnverify loop)."""
+def reference_step_time(spec: RunSpec, steps: tuple[int, int], compiled: bool = False
+                        ) -> float:
+    """Seconds per step of the straightforward loop (default threads, no attnverify loop);
+    with ``compiled``, of the loop with the loss compiled (each run length compiles a fresh
+    model after a first step outside the timing, so compilation is not counted)."""
 
     def run(n: int) -> float:
-        step = straightforward_step(spec)
+        step = straightforward_step(spec, compiled)
+        if compiled:
+            step()
         start = time.perf_counter()
         for _ in range(n):
             step()

@@ -9,7 +9,8 @@ decoded through the model's own read-out (final LayerNorm, then the output layer
 against each position's answer. This is the "tuned lens" of Belrose et al. (2023) with a
 closed-form fit: the probe needs no class labels (the answer is an example's own random
 symbol, so a probe with one weight vector per symbol would see each symbol a few times only),
-and after the last layer the map is the identity, so the lens's accuracy there is the model's.
+and after the last layer the map is the identity (up to the ridge term), so the lens's accuracy
+there is the model's.
 
 Limits (stated where the lens is used): a linear map finds information that is linearly
 readable; an answer encoded non-linearly, for a later MLP to decode, reads as absent. The map
@@ -41,7 +42,7 @@ def fit_affine(source: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor
     xc, yc = x - mean_x, y - mean_y
     gram = xc.T @ xc
     scale = float(gram.diagonal().mean()) if gram.numel() else 1.0
-    eye = torch.eye(gram.shape[0], dtype=gram.dtype)
+    eye = torch.eye(gram.shape[0], dtype=gram.dtype, device=gram.device)
     W = torch.linalg.solve(gram + RIDGE * max(scale, 1e-12) * eye, xc.T @ yc)
     return W, mean_y - mean_x @ W
 
@@ -59,7 +60,7 @@ def lens_accuracy(streams: Sequence[torch.Tensor], readout: Callable[[torch.Tens
     Returns per name an array (layers + 1,): NaN where it has no scored position.
     """
     B = targets.shape[0]
-    first = torch.arange(B)[:, None] < B // 2
+    first = torch.arange(B, device=targets.device)[:, None] < B // 2
     fit_mask = fit & first
     final = streams[-1]
     maps = [fit_affine(stream[fit_mask], final[fit_mask]) if fit_mask.any() else None

@@ -261,7 +261,7 @@ class RetrievalTransformer(nn.Module):
         _, _, streams = self.run(tokens)
         statement = torch.zeros_like(depth, dtype=torch.bool)
         statement[:, :-1] = depth[:, :-1] >= 0
-        first = statement & (torch.arange(depth.shape[1]) % 2 == 0)
+        first = statement & (torch.arange(depth.shape[1], device=depth.device) % 2 == 0)
         query = torch.zeros_like(statement)
         query[:, -1] = True
         D = int(depth.max())

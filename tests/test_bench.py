@@ -91,6 +91,33 @@ def test_bench_json_contract(tmp_path, monkeypatch):
     assert set(doc["theory"]) >= {"bao_rho_1e6_values_s", "bao_localization_grid_1e6_s",
                                   "musat_game_intervals_D1e4_s"}
     assert doc["verify_quick_s"] == {"cold": None, "warm": None}
+    assert model["compile_one_thread"] is None and "torch.compile" not in bench.table(doc)
+
+
+def test_the_compiled_reference_is_shown_beside_the_eager_one(monkeypatch, capsys):
+    spec = bench.family_spec("bao_lm", "quick")
+    monkeypatch.setattr(bench, "reference_step_time",
+                        lambda spec, steps, compiled=False: 0.5 if compiled else 1.0)
+    assert bench.compiled_reference(spec, (1, 2), repeats=2) == {"eager": 1.0, "compiled": 2.0,
+                                                                  "speedup": 2.0}
+
+    def fails(spec, steps, compiled=False):
+        raise RuntimeError("no C++ compiler\nmore")
+
+    monkeypatch.setattr(bench, "reference_step_time", fails)
+    assert bench.compiled_reference(spec, (1, 2), repeats=1) is None
+    assert "torch.compile failed for bao_attention_lm: no C++ compiler" in capsys.readouterr().err
+    doc = {"gemm_peak_flops": 1e10, "workers": 1, "theory": {},
+           "verify_quick_s": {"cold": None, "warm": None},
+           "models": [{"family": "bao_lm", "config": "quick", "seed_steps_per_s": 2.0,
+                       "reference_seed_steps_per_s": 1.0, "speedup": 2.0,
+                       "flops_per_step": 1e9, "fraction_of_peak": 0.2, "peak_rss_mb": 100,
+                       "fixed_cost_fraction": 0.5, "batching_bound": 2.0,
+                       "seed_batched": False, "seeds_at_once": 1, "top_ops": [],
+                       "compile_one_thread": {"eager": 1.0, "compiled": 0.8,
+                                              "speedup": 0.8}}]}
+    assert "bao_lm @ quick: 0.80 seed-steps/s compiled against 1.00 eager (0.80x)" \
+        in bench.table(doc)
 
 
 @pytest.mark.parametrize(("argv", "fragment"), [

@@ -7,7 +7,7 @@
     attnverify falsify CLAIM [--budget N] [--profile P] [--max-cost SECONDS] [--seed S] [--out DIR]
                       [--device cpu|cuda]
     attnverify figures [--profile P] [--out DIR]
-    attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify]
+    attnverify bench [--json FILE] [--families F,...] [--configs quick,full] [--verify] [--compile]
     attnverify claims [--json]
     attnverify --version
     attnverify runs list | show KEY | export [--format csv|json] [--out FILE] | pack | unpack

@@ -24,6 +24,9 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=int, default=3, help="repeats per number (median)")
     p.add_argument("--verify", action="store_true",
                    help="also time 'verify --profile quick' cold and warm (minutes)")
+    p.add_argument("--compile", action="store_true",
+                   help="also time the reference loop with the loss compiled by torch.compile "
+                        "(beside the eager one; needs a C++ compiler)")
 
 
 def _split_choice(text: str, accepted: tuple[str, ...], option: str) -> tuple[str, ...]:
@@ -47,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         check_output_file(args.json, "--json")
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
-    result = bench.run_bench(families, configs, args.repeats, args.verify, log)
+    result = bench.run_bench(families, configs, args.repeats, args.verify, log,
+                             with_compile=args.compile)
     print(bench.table(result))
     if args.json is not None:
         from attnverify.empirics.output_paths import write_atomic
