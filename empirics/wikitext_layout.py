@@ -34,7 +34,11 @@ SPLITS = {"train": "wiki.train.tokens", "valid": "wiki.valid.tokens",
 SUFFIXES = (".txt", ".rst")
 TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\-][A-Za-z0-9]+)*|[^\sA-Za-z0-9]")
 ROLE = re.compile(r":[\w:+-]+:`([^`<]*?)(?:\s*<[^>]*>)?`")
-RULE = re.compile(r"^\s*[=\-~^\"'`#*+.:_|]{3,}\s*$")
+_PUNCT = "[=\\-~^\"'`#*+.:_|]"
+RULE = re.compile(rf"^\s*(?:{_PUNCT}{{3,}}|{_PUNCT}{{2,}}(?=\s+\S))(?:\s+{_PUNCT}+)*\s*$")
+"""A section underline or overline, a transition, or a table border (grid: ``+---+---+``;
+simple: ``==  =====``, runs separated by spaces, the first of 2 or more). A lone ``::``
+(a literal block's start) is not one."""
 MARKUP = re.compile(r"``|`_*|\*\*|(?<!\w)\*|\*(?!\w)")
 
 

@@ -39,6 +39,15 @@ def test_rest_markup_is_dropped():
     ]
 
 
+def test_table_borders_go_and_their_cells_stay():
+    border = "=====  ==========\n"
+    simple = f"{border}Name   Meaning\n{border}temp   degrees\n{border}"
+    grid = "+------+------+\n| a    | b    |\n+======+======+\n"
+    assert prose_paragraphs(simple) == ["Name   Meaning", "temp   degrees"]
+    assert prose_paragraphs(grid) == ["a    | b"]
+    assert prose_paragraphs("Prose with = signs = stays.\n") == ["Prose with = signs = stays."]
+
+
 def test_tokens_split_punctuation_and_keep_inner_hyphens():
     assert tokens_of("Well-known, isn't it (3.5)?") == [
         "Well-known", ",", "isn't", "it", "(", "3", ".", "5", ")", "?"]
