@@ -17,8 +17,12 @@ readable; an answer encoded non-linearly, for a later MLP to decode, reads as ab
 is fitted per layer and per position class (statement tokens, the query), not per depth.
 Fitted on the evaluation batch of the run, it is as noisy as that batch is small.
 
-The fit uses float64 and a ridge term of ``RIDGE`` times the mean squared feature; positions
-without an evaluation target (``IGNORE``) are left out of the scores but kept in the fit.
+The fit uses float64 and a ridge term of ``RIDGE`` times the mean squared feature, on the
+positions the caller names (for the retrieval transformer: the statement tokens of the chains,
+or the query); positions without an evaluation target are never scored. Least squares onto the
+final stream shrinks toward the mean stream where the information is only partly there, so a
+weak signal reads as absent: the claims that use the lens check that it reads something at the
+layers they test.
 """
 
 from __future__ import annotations

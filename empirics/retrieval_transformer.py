@@ -244,8 +244,8 @@ class RetrievalTransformer(nn.Module):
                     for h in range(self.config.heads)]) for layer in range(self.config.layers)])
                 out[f"ablation_{mode}"] = table
             _, patterns = self(batch["tokens"][:1])
-            out["attention_example"] = torch.stack([p[0] for p in patterns]).numpy()
-            out["tokens_example"] = batch["tokens"][0].numpy()
+            out["attention_example"] = torch.stack([p[0] for p in patterns]).cpu().numpy()
+            out["tokens_example"] = batch["tokens"][0].cpu().numpy()
             out.update(self.lens(batch))
         return out
 

@@ -29,8 +29,10 @@ def lens_run(spec, query_acc, cells_read):
                      train_loss=np.zeros(1), final=final)
 
 
-COMPOSES = {("second", 2, 2): 0.95}
-ONE_LINK: dict = {}
+PACE = {("first", 1, 1): 1.0, ("first", 2, 2): 1.0, ("first", 3, 3): 1.0}
+"""The lens reads, after each layer l, the first tokens of depth l: one link per layer."""
+COMPOSES = {**PACE, ("second", 2, 2): 0.95}
+ONE_LINK = PACE
 
 
 def assess(reads, accs=None):
@@ -45,7 +47,10 @@ def assess(reads, accs=None):
 @pytest.mark.parametrize(("reads", "accs", "verdict", "reason"), [
     ([COMPOSES] * 5, None, Verdict.CONFIRMED, Reason.DECIDED),
     ([COMPOSES] * 4 + [ONE_LINK], None, Verdict.REFUTED, Reason.DECIDED),
-    ([{("first", 4, 3): 0.36}] * 5, None, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # a lens that does not even read the one-link cells cannot refute
+    ([COMPOSES] * 4 + [{}], None, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    ([{**PACE, ("first", 4, 3): 0.26}] * 5, None, Verdict.INCONCLUSIVE,
+     Reason.BUDGET_REACHED),
     # a seed that did not learn the query is not read
     ([COMPOSES] * 4 + [ONE_LINK], [1.0] * 4 + [0.3], Verdict.CONFIRMED, Reason.DECIDED),
     ([COMPOSES] * 5, [1.0] + [0.3] * 4, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
@@ -55,10 +60,9 @@ def test_composition_rule(reads, accs, verdict, reason):
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
 
 
-def test_a_cell_outside_the_tested_ones_does_not_count():
+def test_a_cell_one_link_per_layer_reaches_does_not_count():
     # a first token of depth 3 after layer 3: one link per layer reads it too
-    a = assess([{("first", 3, 3): 1.0}] * 5)
-    assert a.verdict is Verdict.REFUTED
+    assert assess([{**PACE, ("first", 3, 3): 1.0}] * 5).verdict is Verdict.REFUTED
 
 
 def test_quick_has_no_cell_that_needs_composition():

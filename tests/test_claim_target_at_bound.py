@@ -16,52 +16,67 @@ from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 
-def lens_run(spec, query_acc, lens_query):
-    """A finished run with the given final query accuracy and lens readings of the query."""
+def lens_run(spec, query_acc, lens_query, sees=True):
+    """A finished run (D = 5, 4 layers) with the given final query accuracy and lens readings
+    of the query; with ``sees``, the lens reads depth-1 first tokens from layer 1 on."""
     layers = len(lens_query) - 1
+    first = np.full((layers + 1, 6), 0.02)
+    if sees:
+        first[1:, 1] = 1.0
     return RunResult(spec=spec, status="ok", eval_steps=np.array([0, 100]),
                      metrics={"query_acc": np.array([0.0, query_acc])},
                      train_loss=np.zeros(1),
-                     final={"lens_query": np.asarray(lens_query, float),
-                            "lens_depth": np.zeros((layers + 1, 3))})
+                     final={"lens_query": np.asarray(lens_query, float), "lens_first": first,
+                            "lens_second": np.full((layers + 1, 6), 0.02),
+                            "lens_depth": np.full((layers + 1, 6), 0.02)})
 
 
-def assess(lens_rows, accs=None, **overrides):
+def assess(lens_rows, accs=None, sees=True):
     claim = TargetAppearsAtBound()
-    params = {**claim.params("quick"), **overrides}   # D = 2, 4 layers: layer 1 is below
+    params = claim.params("full")          # the control cell: D = 5 (bound 3), 4 layers
     specs = claim.specs(params)
     accs = accs or [1.0] * len(specs)
-    runs = [lens_run(s, a, row) for s, a, row in zip(specs, accs, lens_rows, strict=True)]
+    runs = [lens_run(s, a, row, sees) for s, a, row in zip(specs, accs, lens_rows, strict=True)]
     return claim.assess(params, runs)
 
 
-AT_BOUND = [0.02, 0.02, 0.6, 1.0, 1.0]
+AT_BOUND = [0.02, 0.02, 0.02, 1.0, 1.0]   # layer 2 is the one tested (layer 1 cannot hold it)
+EARLY = [0.02, 0.02, 0.9, 1.0, 1.0]
 
 
 @pytest.mark.parametrize(("rows", "accs", "verdict", "reason"), [
-    ([AT_BOUND] * 3, None, Verdict.CONFIRMED, Reason.DECIDED),
-    ([AT_BOUND, AT_BOUND, [0.02, 0.9, 1.0, 1.0, 1.0]], None, Verdict.REFUTED, Reason.DECIDED),
-    ([[0.02, 0.33, 1.0, 1.0, 1.0]] * 3, None, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
-    # only the learned seeds count: the seed with the answer at layer 1 did not learn
-    ([AT_BOUND, AT_BOUND, [0.02, 0.9, 1.0, 1.0, 1.0]], [1.0, 1.0, 0.5], Verdict.CONFIRMED,
-     Reason.DECIDED),
-    ([AT_BOUND] * 3, [1.0, 0.3, 0.3], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
+    ([AT_BOUND] * 5, None, Verdict.CONFIRMED, Reason.DECIDED),
+    ([AT_BOUND] * 4 + [EARLY], None, Verdict.REFUTED, Reason.DECIDED),
+    ([[0.02, 0.02, 0.24, 1.0, 1.0]] * 5, None, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # only the learned seeds count: the seed with the answer at layer 2 did not learn
+    ([AT_BOUND] * 4 + [EARLY], [1.0] * 4 + [0.5], Verdict.CONFIRMED, Reason.DECIDED),
+    ([AT_BOUND] * 5, [1.0] + [0.3] * 4, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
 ])
 def test_lens_rule(rows, accs, verdict, reason):
     a = assess(rows, accs)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
 
 
-def test_no_layer_below_the_bound_is_not_testable():
+def test_a_lens_that_reads_nothing_at_the_tested_layer_cannot_confirm():
+    a = assess([AT_BOUND] * 5, sees=False)
+    assert a.reason is Reason.NOT_TESTABLE and "says nothing" in a.explanation
+    # but the answer read early refutes whatever else the lens reads
+    assert assess([AT_BOUND] * 4 + [EARLY], sees=False).verdict is Verdict.REFUTED
+
+
+def test_quick_has_no_layer_from_two_below_the_bound():
     claim = TargetAppearsAtBound()
-    params = {**claim.params("quick"), "deep": (1, 3)}     # min_layers(1) = 1
-    runs = [lens_run(s, 1.0, [0.0, 1.0, 1.0, 1.0]) for s in claim.specs(params)]
-    a = claim.assess(params, runs)
-    assert a.reason is Reason.NOT_TESTABLE and "no layer between" in a.explanation
+    params = claim.params("quick")                         # D = 2: min_layers 2
+    assert claim.specs(params) == []
+    a = claim.assess(params, [])
+    assert a.reason is Reason.NOT_TESTABLE and "full trains D = 5" in a.explanation
+    params = {**claim.params("full"), "control": (4, 4, 8)}  # min_layers(4) = 2
+    a = claim.assess(params, [lens_run(s, 1.0, AT_BOUND) for s in claim.specs(params)])
+    assert a.reason is Reason.NOT_TESTABLE and "no layer from 2 on" in a.explanation
 
 
 def test_the_explanation_names_the_first_layer_that_reads_the_answer():
-    a = assess([AT_BOUND] * 3)
+    a = assess([AT_BOUND] * 5)
     assert "seed 100: 3" in a.explanation and a.empirical.value == pytest.approx(0.02)
 
 

@@ -26,11 +26,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import lens_figure
 from attnverify.compare.claims.musat.lens import binomial_sides, learned_with_lens
-from attnverify.compare.claims.musat.protocols import CHANCE_MARGIN, SEEDS
+from attnverify.compare.claims.musat.protocols import LEARNED, SEEDS
 from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import Cell, cell_shape
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -47,24 +49,31 @@ COMPOSE_PROTOCOL = Protocol(
               "one link per layer cannot have resolved yet but composition can (first tokens "
               "of depth l < k <= (3^l + 1)/4, second tokens of depth l <= k <= (3^l - 1)/4), "
               "in every seed of the 'control' cell that learned the query"),
-    unit=("per (seed, slot, depth, layer): the lens's correct answers on the held-out half of "
-          "the evaluation examples (binomial)"),
-    h0="some learned seed advances one link per layer: no tested cell reads above 1/K + 0.1",
-    h1="every learned seed reads some tested cell above 1/K + 0.1 (it composes sub-chains)",
-    test=("exact one-sided binomial tests against 1/K + 0.1; per seed the smallest p-value "
+    unit=("per (seed, slot, depth, layer): the lens's accuracy over the K chains' tokens of "
+          "that slot and depth in the held-out half of the evaluation examples, tested as a "
+          "binomial on the number of examples (the K tokens of one example are not "
+          "independent, so they count once: conservative)"),
+    h0=("some learned seed advances one link per layer before its last layer: the lens reads "
+        "the cells one link per layer reaches, and none of the others above 1/K"),
+    h1="every learned seed reads some tested cell above 1/K (it composes sub-chains early)",
+    test=("one-sided binomial tests against 1/K (knowing the roots, not the chain); per seed "
+          "the smallest p-value "
           "above the limit times its number of cells (Bonferroni), and to confirm the largest "
           "of those over seeds (intersection-union); to refute, a seed whose every cell is "
           "below the limit (its largest p-value) at 0.025 over the number of seeds"),
     confirm="every learned seed composes at Bonferroni p < 0.025, with 2 or more seeds",
-    refute=("some learned seed reads every tested cell below 1/K + 0.1 at p < 0.025 / (number "
-            "of seeds): it advances one link per layer"),
+    refute=("some learned seed whose lens reads the deepest first token one link per layer "
+            "reaches (>= 0.9) after every tested layer reads every tested cell below 1/K at "
+            "p < 0.025 / (number of seeds): it advances one link per layer until its last "
+            "layer"),
     alpha=ALPHA, beta=ALPHA,
     readout=("the lens accuracies by statement slot recorded at the end of training "
              "(``final/lens_first``, ``final/lens_second``)"),
     frozen="2026-11-26",
     error_rates=("confirming: at most 0.025 when some learned seed advances one link per layer "
                  "(intersection-union over seeds, Bonferroni within a seed); refuting: at "
-                 "most 0.025 over the seeds"),
+                 "most 0.025 over the seeds. The only randomness the tests see is the "
+                 "evaluation sample: the rates are about these trained models"),
     precondition=("a cell with D + 1 > layers (one link per layer cannot answer the query with "
                   "the trained depth: the query reads its statement one layer after that "
                   "statement's first token knows the root), a tested cell below the last "
@@ -74,9 +83,11 @@ COMPOSE_PROTOCOL = Protocol(
     seeds=SEEDS,
     weaknesses=("the one-link and composition reaches are derived here from the interval game, "
                 "not stated in the paper",
-                "a linear lens can miss a non-linearly encoded root, which favours refuting",
-                "the test reads the layers before the last: composing only in the last layer "
-                "would read as one link per layer",
+                "a model that answers D >= layers must compose somewhere (one link per layer "
+                "needs D + 1 layers), so the claim's content is where: before the last layer",
+                "a linear lens can miss a non-linearly encoded root, which favours refuting; a "
+                "refuting seed must show the lens reading the one-link cells at the same "
+                "layers",
                 "quick trains no cell where one link per layer cannot answer (D = 2 with 4 "
                 "layers): not testable there; full's control cell is D = 5 with 4 layers"))
 
@@ -102,6 +113,14 @@ def separating_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
             cells += [(slot, k, layer)
                       for k in range(low, min(top, composed_reach(layer, second)) + 1)]
     return cells
+
+
+def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
+    """Whether the lens reads, after every layer before the last, the deepest first token one
+    link per layer reaches (>= 0.9): the lens is not blind where the claim looks."""
+    first = result.final["lens_first"]
+    return all(first[layer, min(one_link_reach(layer, False), D)] >= LEARNED
+               for layer in range(1, layers))
 
 
 class HeadsComposeSubchains(RetrievalClaim):
@@ -145,15 +164,21 @@ class HeadsComposeSubchains(RetrievalClaim):
         if len(learned) < 2:
             return self._not_testable(f"{len(learned)} seed(s) of {len(results)} learned the "
                                       f"query at D = {D} (2 needed)", len(learned))
-        limit = 1 / params["K"] + CHANCE_MARGIN
+        limit = 1 / params["K"]
         n_test = params["eval_size"] - params["eval_size"] // 2
         per_seed = []
         for r in learned:
-            accs = [float(r.final[f"lens_{slot}"][layer, k]) for slot, k, layer in cells]
+            accs = [a for slot, k, layer in cells
+                    if np.isfinite(a := float(r.final[f"lens_{slot}"][layer, k]))]
+            if not accs:
+                continue
             below, above = zip(*(binomial_sides(a, n_test, limit) for a in accs),
                                strict=True)
-            per_seed.append((r.spec.seed, max(accs), min(1.0, min(above) * len(cells)),
-                             max(below)))
+            per_seed.append((r.spec.seed, max(accs), min(1.0, min(above) * len(accs)),
+                             max(below) if at_one_link_pace(r, D, layers) else 1.0))
+        if len(per_seed) < 2:
+            return self._not_testable(f"{len(per_seed)} learned seed(s) with lens readings in "
+                                      "the tested cells (2 needed)", len(learned))
         p_confirm = max(p for _, _, p, _ in per_seed)
         p_one_link = min(p for _, _, _, p in per_seed) * len(per_seed)
         why = (f"D = {D}, {layers} layers: {len(learned)} of {len(results)} seeds learned the "
@@ -167,22 +192,23 @@ class HeadsComposeSubchains(RetrievalClaim):
             why += f". Every learned seed composes: largest p = {p_confirm:.3g}"
         elif p_one_link < ALPHA:
             verdict, reason = Verdict.REFUTED, Reason.DECIDED
-            why += (f". A seed advances one link per layer: every tested cell below the limit "
-                    f"(p = {p_one_link:.3g} over the seeds)")
+            why += (f". A seed advances one link per layer until its last layer: its lens reads "
+                    f"the one-link cells, and every tested cell below the limit (p = "
+                    f"{p_one_link:.3g} over the seeds)")
         else:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
             why += f". Neither side decides (largest p to confirm {p_confirm:.3g})"
         return Assessment(
             verdict=verdict, reason=reason, p_value=p_confirm,
-            theory=f"reads above {limit:.2f} where one link per layer cannot",
+            theory=f"reads above 1/K = {limit:.2f} where one link per layer cannot",
             empirical=Measurement(min(a for _, a, _, _ in per_seed),
                                   quantity="the weakest seed's best lens accuracy in the cells",
                                   at=self.describe(params, "control", True)),
             statistic=(f"linear lens by statement slot, {n_test} held-out examples per seed. "
                        f"{RECONSTRUCTION}"),
-            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial "
-                                "tests, Bonferroni within a seed, intersection-union over seeds",
-                                {"near_chance": limit, "alpha": ALPHA}),
+            tolerance=Tolerance("1/K, a model that knows the roots but not the chain; binomial "
+                                "tests on the example count, Bonferroni within a seed, "
+                                "intersection-union over seeds", {"limit": limit, "alpha": ALPHA}),
             explanation=why, n_seeds=len(learned),
             details={"cells": cells, "seeds": [{"seed": s, "best": a, "p_compose": pc,
                                                 "p_one_link": po}
@@ -191,7 +217,7 @@ class HeadsComposeSubchains(RetrievalClaim):
     def _not_testable(self, why: str, n_seeds: int) -> Assessment:
         return Assessment(
             verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-            theory="reads above chance + 0.1 where one link per layer cannot",
+            theory="reads above 1/K where one link per layer cannot",
             empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
             tolerance=Tolerance("the protocol's precondition", {}),
             explanation=f"not testable here: {why}", n_seeds=n_seeds)

@@ -10,12 +10,20 @@ lens must read it no better than a model that knows nothing of the query's chain
 nothing about *when* after the bound the answer appears; the first layer at which the lens
 reads it (accuracy >= 0.9) is reported beside the paper's bound and the refined one (a separate
 query token needs 3^t >= 4D + 1, docs/derivations.md#information-flow-game-and-refined-bound).
+
+Only layers from 2 on are tested: after one layer the query can have read only the positions
+that hold its own symbol, whose streams still hold nothing but that symbol, so no mechanism can
+put the answer there (D >= 2) and layer 1 would confirm by construction. The first D with a
+layer 2 below the bound is D = 5 (min_layers = 3): the full profile's control cell (D = 5, 4
+layers). A seed counts only where the lens can read something at the tested layer (the roots of
+some statement tokens of depth >= 1 at >= 0.9): a lens blind at that layer would read the
+answer as absent whatever the stream holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from scipy import stats
@@ -24,131 +32,168 @@ from attnverify import theory
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import lens_figure
-from attnverify.compare.claims.musat.protocols import CHANCE_MARGIN, LEARNED, SEEDS
+from attnverify.compare.claims.musat.protocols import LEARNED, SEEDS
 from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
-from attnverify.compare.claims.musat.runs import final_query
+from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
+from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 ALPHA = 0.025
+FIRST_TESTED_LAYER = 2
+"""Layer 1 cannot hold the answer under any mechanism (module docstring)."""
 LENS_PROTOCOL = Protocol(
     endpoint=("the lens accuracy of the query's answer after each layer l with "
-              "1 <= l < min_layers(D), in every seed of the 'deep' cell that learned the query "
-              "(final query accuracy >= 0.9)"),
-    unit=("per (seed, layer): the lens's correct answers on the second half of the evaluation "
-          "examples (binomial); seeds that did not learn the query are reported, not used"),
-    h0="after some layer below the bound, the lens reads the answer above chance + 0.1",
-    h1="after every layer below the bound, in every seed that learned, it reads at most that",
-    test=("exact one-sided binomial test per (seed, layer) against 1/K + 0.1; an "
-          "intersection-union test (the largest p-value) to confirm, the smallest p-value the "
-          "other way with a Bonferroni correction over the (seed, layer) pairs to refute"),
-    confirm="every (seed, layer) p-value (accuracy < 1/K + 0.1) < 0.025, with 2 or more seeds",
-    refute=("some (seed, layer) reads the answer above 1/K + 0.1 at p < 0.025 / (number of "
-            "pairs)"),
+              "2 <= l < min_layers(D), in every seed of the 'control' cell that learned the "
+              "query (final query accuracy >= 0.9)"),
+    unit=("per (seed, layer): the lens's correct answers on the held-out half of the "
+          "evaluation examples (binomial, one query per example)"),
+    h0="after some tested layer, the lens reads the answer above 1/K",
+    h1="after every tested layer, in every seed that learned, it reads it below 1/K",
+    test=("exact one-sided binomial test per (seed, layer) against 1/K (the accuracy of a "
+          "model that knows the K roots but not which chain is asked); an intersection-union "
+          "test (the largest p-value) to confirm, the smallest p-value the other way with a "
+          "Bonferroni correction over the (seed, layer) pairs to refute"),
+    confirm=("every (seed, layer) p-value (accuracy < 1/K) < 0.025, with 2 or more seeds, each "
+             "of which the lens can read at the tested layers"),
+    refute="some (seed, layer) reads the answer above 1/K at p < 0.025 / (number of pairs)",
     alpha=ALPHA, beta=ALPHA,
-    readout=("the lens accuracies recorded at the end of training (``final/lens_query``), on "
-             "128, 256 or 512 held-out evaluation examples by profile"),
+    readout=("the lens accuracies recorded at the end of training (``final/lens_query``, "
+             "``lens_first``, ``lens_second``), on the 512 held-out evaluation examples at full"),
     frozen="2026-11-26",
-    error_rates=("confirming: at most 0.025 when some learned seed's accuracy below the bound "
-                 "is >= 1/K + 0.1 (intersection-union); refuting: at most 0.025 over all pairs "
-                 "when every accuracy is <= 1/K + 0.1 (Bonferroni)"),
-    precondition=("min_layers(D) >= 2 (a layer between the embedding and the bound: after the "
-                  "embedding alone the query holds its own symbol only), and at least 2 seeds "
-                  "learned the query (a model that does not answer says nothing about where "
-                  "its answer appears)"),
+    error_rates=("confirming: at most 0.025 when some learned seed's accuracy at a tested layer "
+                 "is >= 1/K (intersection-union); refuting: at most 0.025 over all pairs when "
+                 "every accuracy is <= 1/K (Bonferroni). The only randomness the tests see is "
+                 "the evaluation sample: the rates are about these trained models, and the "
+                 "fraction of seeds that learned is reported beside them"),
+    precondition=("min_layers(D) >= 3 (a layer from 2 on below the bound: D >= 5), at least 2 "
+                  "seeds that learned the query (a model that does not answer says nothing "
+                  "about where its answer appears), and in each of them the lens reads the "
+                  "roots of some statement tokens of depth >= 1 at >= 0.9 after every tested "
+                  "layer (else a blind lens would confirm)"),
     secondary=("the first layer at which the lens reads the query's answer (>= 0.9), per seed, "
                "beside the paper's and the refined bound",
                "the lens by depth on the statement tokens (the figure)"),
     seeds=SEEDS,
-    weaknesses=("a linear lens: an answer encoded non-linearly, for a later MLP to decode, "
-                "reads as absent, which favours confirming; the lens after the last layer is "
-                "the model itself, and the statement tokens' depths show what it reads early",
-                "chance + 0.1 is the margin of musat.shallow_models_fail, not calibrated for "
-                "the lens",
+    weaknesses=("a linear lens (least squares onto the final stream shrinks toward the mean "
+                "stream): an answer encoded non-linearly, or only partly, reads as absent, "
+                "which favours confirming; the sensitivity precondition guards against a lens "
+                "blind at the tested layer, not against one blind to the answer alone",
+                "quick trains no cell with a layer from 2 on below the bound (D = 2 with 4 "
+                "layers): not testable there",
+                "the seeds are selected on the query accuracy of the same evaluation batch the "
+                "lens is scored on",
                 "the lens was built on development seed 0 of the quick cell (it read the "
-                "query at 0.02 after layer 1 and 1.0 from layer 3, D = 2); the decision seeds "
-                "are those of the deep cell"))
+                "query at 0.02 after layer 1 and 1.0 from layer 3, D = 2); the rule changed "
+                "before any decision run (docs/methodology.md)"))
 
 
 class TargetAppearsAtBound(RetrievalClaim):
     """``musat.target_appears_at_bound``: in a trained model, the answer appears in the
     query's residual stream only from layer min_layers(D) on (Theorem 1, under Assumption 1).
 
-    Protocol (``LENS_PROTOCOL``): per seed that learned the query and per layer strictly
-    between the embedding and the bound, an exact binomial test of the lens's accuracy against
-    1/K + 0.1; every test significant below confirms (intersection-union), any test
-    significant above after Bonferroni refutes. The deep cell's runs are shared with the other
-    retrieval claims (the lens is recorded at the end of every run)."""
+    Protocol (``LENS_PROTOCOL``): per seed that learned the query and per layer from 2 up to
+    the bound (exclusive), an exact binomial test of the lens's accuracy against 1/K; every
+    test significant below confirms (intersection-union), any test significant above after
+    Bonferroni refutes. It reads the control cell of ``musat.shallow_models_fail`` (D = 5 with
+    4 layers at full), whose runs record the lens at their end like every retrieval run."""
 
     id = "musat.target_appears_at_bound"
     kind = ClaimKind.PAPER
     protocol = LENS_PROTOCOL
     code_version = 1
     statement = ("In trained models the answer appears in the query's residual stream only "
-                 "from the layer the bound predicts on: a linear lens reads it near chance "
-                 "after every layer below min_layers(D) (Theorem 1; the test a reviewer asked "
-                 "for).")
-    cells = (("deep", True),)
+                 "from the layer the bound predicts on: a linear lens reads it below 1/K after "
+                 "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
+                 "for; after one layer no mechanism can hold it).")
+    cells = (("control", True),)
+    space: ClassVar[dict[str, Dimension]] = {
+        # the first D with a layer 2 below the bound first; the refined bound + 1 layers
+        "D": Dimension("chain length D (hops), with refined min_layers(D) + 1 layers and 8 "
+                       "distractors", low=5, high=13),
+    }
+
+    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        D = point["D"]
+        return {"control": (D, theory.musat.min_layers_refined_value(D) + 1, 8)}
+
+    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        return [("control", True, params["seeds"])] if params.get("control") else []
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        D, layers = params["deep"][:2]
+        if not params.get("control"):
+            return _not_testable(
+                f"no cell here with a layer from {FIRST_TESTED_LAYER} on below the bound (the "
+                f"learning cell is D = {params['deep'][0]}, where min_layers = "
+                f"{theory.musat.min_layers_value(params['deep'][0])}; after one layer no "
+                "mechanism can hold the answer); full trains D = 5 with 4 layers")
+        D, layers, _ = cell_shape(params, "control")
         bound = theory.musat.min_layers_value(D)
         refined = theory.musat.min_layers_refined_value(D)
-        limit = 1 / params["K"] + CHANCE_MARGIN
+        limit = 1 / params["K"]
         n_test = params["eval_size"] - params["eval_size"] // 2
         learned = learned_with_lens(results)
-        below = list(range(1, min(bound, layers + 1)))
+        tested = list(range(FIRST_TESTED_LAYER, min(bound, layers + 1)))
         cells = [(r.spec.seed, layer, float(r.final["lens_query"][layer]))
-                 for r in learned for layer in below]
+                 for r in learned for layer in tested]
         tests = [(seed, layer, acc, *binomial_sides(acc, n_test, limit))
-                 for seed, layer, acc in cells]
+                 for seed, layer, acc in cells if np.isfinite(acc)]
+        blind = sorted({r.spec.seed for r in learned for layer in tested
+                        if not reads_statements(r, layer)})
         first = {r.spec.seed: _first_reading(r.final["lens_query"]) for r in learned}
         why = (f"D = {D}: paper bound {bound} layers, refined (separate query) {refined}; "
-               f"{len(learned)} of {len(results)} seeds learned the query; lens accuracy "
-               f"below the bound: " + (", ".join(f"seed {s} layer {layer}: {a:.3f}"
-                                                 for s, layer, a in cells) or "none")
-               + f" (limit {limit:.2f}); first layer reading the answer (>= {LEARNED}): "
-               + ", ".join(f"seed {s}: {'-' if f is None else f}" for s, f in first.items()))
-        if bound < 2 or layers < 2:
-            verdict, reason, p = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, None
-            why = (f"not testable here: min_layers({D}) = {bound} leaves no layer between the "
-                   f"embedding and the bound. {why}")
+               f"{len(learned)} of {len(results)} seeds learned the query; lens accuracy of "
+               f"the answer at the tested layers: " + (", ".join(
+                   f"seed {s} layer {layer}: {a:.3f}" for s, layer, a in cells) or "none")
+               + f" (limit 1/K = {limit:.2f}); first layer reading the answer (>= {LEARNED}): "
+               + (", ".join(f"seed {s}: {'-' if f is None else f}" for s, f in first.items())
+                  or "none"))
+        p_refute = min((t[4] for t in tests), default=1.0) * max(len(tests), 1)
+        if not tested:
+            return _not_testable(f"min_layers({D}) = {bound} leaves no layer from "
+                                 f"{FIRST_TESTED_LAYER} on below the bound. {why}")
+        if len(learned) >= 1 and p_refute < ALPHA:
+            verdict, reason = Verdict.REFUTED, Reason.DECIDED
+            p = max((t[3] for t in tests), default=None)
+            why += (f". The lens reads the answer above 1/K below the bound (Bonferroni p = "
+                    f"{p_refute:.3g})")
         elif len(learned) < 2:
-            verdict, reason, p = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, None
-            why = (f"not testable here: {len(learned)} seed(s) learned the query (2 needed). "
-                   f"{why}")
+            return _not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
+        elif blind or len(tests) < len(cells):
+            return _not_testable(
+                f"the lens reads no statement token of depth >= 1 at >= {LEARNED} at a tested "
+                f"layer in seed(s) {blind}, so reading the answer as absent there says nothing. "
+                f"{why}")
         else:
             p_confirm = max(t[3] for t in tests)
-            p_refute = min(t[4] for t in tests) * len(tests)
-            if p_refute < ALPHA:
-                verdict, reason, p = Verdict.REFUTED, Reason.DECIDED, p_confirm
-                why += (f". The lens reads the answer above the limit below the bound "
-                        f"(Bonferroni p = {p_refute:.3g})")
-            elif p_confirm < ALPHA:
-                verdict, reason, p = Verdict.CONFIRMED, Reason.DECIDED, p_confirm
-                why += (f". Every test below the limit: largest p = {p_confirm:.3g} < "
-                        f"{ALPHA}")
+            p = p_confirm
+            if p_confirm < ALPHA:
+                verdict, reason = Verdict.CONFIRMED, Reason.DECIDED
+                why += f". Every test below the limit: largest p = {p_confirm:.3g} < {ALPHA}"
             else:
-                verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, p_confirm
+                verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
                 why += (f". Neither side decides: largest p below = {p_confirm:.3g}, "
                         f"Bonferroni p above = {min(p_refute, 1.0):.3g}")
         worst = max((a for _, _, a in cells), default=None)
         return Assessment(
             verdict=verdict, reason=reason, p_value=p,
-            theory=f"lens accuracy <= {limit:.2f} after layers 1..{bound - 1} (bound {bound})",
+            theory=(f"lens accuracy < {limit:.2f} after layers {FIRST_TESTED_LAYER}.."
+                    f"{bound - 1} (bound {bound})"),
             empirical=Measurement(worst, quantity="largest lens accuracy below the bound",
-                                  at=self.describe(params, "deep", True),
+                                  at=self.describe(params, "control", True),
                                   extras={"first_layer": {str(s): f for s, f in first.items()},
-                                          "refined_bound": refined}),
+                                          "refined_bound": refined,
+                                          "learned_fraction": len(learned) / len(results)
+                                          if results else None}),
             statistic=(f"linear lens on the query's residual stream, {n_test} held-out "
                        f"examples per seed. {RECONSTRUCTION}"),
-            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial "
-                                "tests, intersection-union / Bonferroni",
-                                {"near_chance": limit, "alpha": ALPHA}),
+            tolerance=Tolerance("1/K, a model that knows the roots but not which chain is "
+                                "asked; exact binomial tests, intersection-union / Bonferroni",
+                                {"limit": limit, "alpha": ALPHA}),
             explanation=why, n_seeds=len(learned),
             details={"tests": [{"seed": s, "layer": layer, "accuracy": a, "p_below": pb,
                                 "p_above": pa} for s, layer, a, pb, pa in tests]})
@@ -157,6 +202,23 @@ class TargetAppearsAtBound(RetrievalClaim):
                 assessment: Assessment) -> dict[str, Figure]:
         learned = learned_with_lens(results)
         return {"lens": lens_figure(params, learned[0])} if learned else {}
+
+
+def reads_statements(result: RunResult, layer: int) -> bool:
+    """Whether the lens reads the roots of some statement tokens of depth >= 1 (either slot)
+    at >= 0.9 after ``layer``: it is not blind there."""
+    rows = [result.final[f"lens_{slot}"][layer, 1:] for slot in ("first", "second")
+            if f"lens_{slot}" in result.final]
+    return any(np.nanmax(row, initial=0.0) >= LEARNED for row in rows if row.size)
+
+
+def _not_testable(why: str) -> Assessment:
+    return Assessment(
+        verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
+        theory="the answer absent from the query's stream below the bound",
+        empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
+        tolerance=Tolerance("the protocol's precondition", {}),
+        explanation=f"not testable here: {why}")
 
 
 def learned_with_lens(results: Sequence[RunResult]) -> list[RunResult]:
