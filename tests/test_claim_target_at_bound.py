@@ -111,4 +111,10 @@ def test_after_the_last_layer_the_lens_is_the_model():
         logits, _ = model(batch["tokens"])
     held_out = logits[32:, -1].argmax(-1) == batch["eval_targets"][32:, -1]
     assert lens["lens_query"][-1] == pytest.approx(held_out.double().mean().item())
-    assert lens["lens_depth"].shape == (3, 3)
+    assert set(lens) == {"lens_query", "lens_depth", "lens_first", "lens_second"}
+    assert all(lens[k].shape == (3, 3) for k in ("lens_depth", "lens_first", "lens_second"))
+    # depth 0 has first tokens only where a chain's root sits first: never (statements are
+    # (s_i, s_{i-1})), so its first-slot cell is empty (NaN); depth D has no second tokens
+    first, second = lens["lens_first"], lens["lens_second"]
+    assert np.isnan(first[:, 0]).all() and np.isnan(second[:, 2]).all()
+    assert np.isfinite(second[:, 0]).all() and np.isfinite(first[:, 2]).all()
