@@ -99,4 +99,5 @@ def test_one_link_reach_and_the_cells_where_the_two_differ():
     assert [one_link_reach(layer, True) for layer in (1, 2, 3)] == [0, 1, 2]
     assert separating_cells(3, 4) == [("second", 2, 2)]
     assert separating_cells(2, 4) == []
-    assert ("first", 4, 3) in separating_cells(5, 4) and ("first", 3, 3) not in separating_cells(5, 4)
+    cells = separating_cells(5, 4)
+    assert ("first", 4, 3) in cells and ("first", 3, 3) not in cells
