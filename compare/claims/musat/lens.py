@@ -112,9 +112,10 @@ class TargetAppearsAtBound(RetrievalClaim):
                  "for; after one layer no mechanism can hold it).")
     cells = (("control", True),)
     space: ClassVar[dict[str, Dimension]] = {
-        # the first D with a layer 2 below the bound first; the refined bound + 1 layers
+        # the first D with a layer 2 below the bound first; the refined bound + 1 layers; D
+        # up to 11, the most 4 chains and 8 distractor statements fit in 64 symbols
         "D": Dimension("chain length D (hops), with refined min_layers(D) + 1 layers and 8 "
-                       "distractors", low=5, high=13),
+                       "distractors", low=5, high=11),
     }
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
