@@ -30,18 +30,20 @@ import numpy as np
 
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
-from attnverify.compare.claims.musat.figures import lens_figure
-from attnverify.compare.claims.musat.lens import binomial_sides, learned_with_lens
+from attnverify.compare.claims.musat.lens import (
+    ControlCellLensClaim,
+    binomial_sides,
+    learned_with_lens,
+)
 from attnverify.compare.claims.musat.protocols import LEARNED, SEEDS
-from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
-from attnverify.compare.claims.musat.runs import Cell, cell_shape
+from attnverify.compare.claims.musat.runs import cell_shape
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    pass
 
 ALPHA = 0.025
 COMPOSE_PROTOCOL = Protocol(
@@ -123,7 +125,7 @@ def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
                for layer in range(1, layers))
 
 
-class HeadsComposeSubchains(RetrievalClaim):
+class HeadsComposeSubchains(ControlCellLensClaim):
     """``musat.heads_compose_subchains`` (module docstring; protocol ``COMPOSE_PROTOCOL``)."""
 
     id = "musat.heads_compose_subchains"
@@ -134,7 +136,7 @@ class HeadsComposeSubchains(RetrievalClaim):
                  "layer: where one link per layer could not answer with the trained depth, the "
                  "statement tokens' roots appear in the residual stream earlier than one link "
                  "per layer allows (spec §2.2, §2.4; derived reaches).")
-    cells = (("control", True),)
+    untestable_theory = "reads above 1/K where one link per layer cannot"
     space: ClassVar[dict[str, Dimension]] = {
         # the smallest chain first: D = 4 with 3 layers has one cell (a second token of depth
         # 2 after layer 2); one layer fewer than D, so one link per layer cannot answer
@@ -144,9 +146,6 @@ class HeadsComposeSubchains(RetrievalClaim):
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
         return {"control": (point["D"], point["D"] - 1, 4)}
-
-    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
-        return [("control", True, params["seeds"])] if params.get("control") else []
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         if not params.get("control"):
@@ -213,16 +212,3 @@ class HeadsComposeSubchains(RetrievalClaim):
             details={"cells": cells, "seeds": [{"seed": s, "best": a, "p_compose": pc,
                                                 "p_one_link": po}
                                                for s, a, pc, po in per_seed]})
-
-    def _not_testable(self, why: str, n_seeds: int) -> Assessment:
-        return Assessment(
-            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-            theory="reads above 1/K where one link per layer cannot",
-            empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
-            tolerance=Tolerance("the protocol's precondition", {}),
-            explanation=f"not testable here: {why}", n_seeds=n_seeds)
-
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
-                assessment: Assessment) -> dict[str, Figure]:
-        learned = learned_with_lens(results)
-        return {"lens": lens_figure(params, learned[0])} if learned else {}

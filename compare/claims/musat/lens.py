@@ -92,7 +92,32 @@ LENS_PROTOCOL = Protocol(
                 "before any decision run (docs/methodology.md)"))
 
 
-class TargetAppearsAtBound(RetrievalClaim):
+class ControlCellLensClaim(RetrievalClaim):
+    """A claim read off the lens of the full profile's control cell (``musat.shallow_models_fail``'s
+    control, D = 5 with 4 layers): not testable at a profile without one. Subclasses set
+    ``untestable_theory``, what the claim expects, for their not-testable assessments."""
+
+    cells = (("control", True),)
+    untestable_theory: ClassVar[str] = ""
+
+    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        return [("control", True, params["seeds"])] if params.get("control") else []
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        learned = learned_with_lens(results)
+        return {"lens": lens_figure(params, learned[0])} if learned else {}
+
+    def _not_testable(self, why: str, n_seeds: int = 0) -> Assessment:
+        return Assessment(
+            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
+            theory=self.untestable_theory,
+            empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
+            tolerance=Tolerance("the protocol's precondition", {}),
+            explanation=f"not testable here: {why}", n_seeds=n_seeds)
+
+
+class TargetAppearsAtBound(ControlCellLensClaim):
     """``musat.target_appears_at_bound``: in a trained model, the answer appears in the
     query's residual stream only from layer min_layers(D) on (Theorem 1, under Assumption 1).
 
@@ -110,7 +135,7 @@ class TargetAppearsAtBound(RetrievalClaim):
                  "from the layer the bound predicts on: a linear lens reads it below 1/K after "
                  "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
                  "for; after one layer no mechanism can hold it).")
-    cells = (("control", True),)
+    untestable_theory = "the answer absent from the query's stream below the bound"
     space: ClassVar[dict[str, Dimension]] = {
         # the first D with a layer 2 below the bound first; the refined bound + 1 layers; D
         # up to 11, the most 4 chains and 8 distractor statements fit in 64 symbols
@@ -122,12 +147,9 @@ class TargetAppearsAtBound(RetrievalClaim):
         D = point["D"]
         return {"control": (D, theory.musat.min_layers_refined_value(D) + 1, 8)}
 
-    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
-        return [("control", True, params["seeds"])] if params.get("control") else []
-
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         if not params.get("control"):
-            return _not_testable(
+            return self._not_testable(
                 f"no cell here with a layer from {FIRST_TESTED_LAYER} on below the bound (the "
                 f"learning cell is D = {params['deep'][0]}, where min_layers = "
                 f"{theory.musat.min_layers_value(params['deep'][0])}; after one layer no "
@@ -155,7 +177,7 @@ class TargetAppearsAtBound(RetrievalClaim):
                   or "none"))
         p_refute = min((t[4] for t in tests), default=1.0) * max(len(tests), 1)
         if not tested:
-            return _not_testable(f"min_layers({D}) = {bound} leaves no layer from "
+            return self._not_testable(f"min_layers({D}) = {bound} leaves no layer from "
                                  f"{FIRST_TESTED_LAYER} on below the bound. {why}")
         if len(learned) >= 1 and p_refute < ALPHA:
             verdict, reason = Verdict.REFUTED, Reason.DECIDED
@@ -163,9 +185,9 @@ class TargetAppearsAtBound(RetrievalClaim):
             why += (f". The lens reads the answer above 1/K below the bound (Bonferroni p = "
                     f"{p_refute:.3g})")
         elif len(learned) < 2:
-            return _not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
+            return self._not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
         elif blind or len(tests) < len(cells):
-            return _not_testable(
+            return self._not_testable(
                 f"the lens reads no statement token of depth >= 1 at >= {LEARNED} at a tested "
                 f"layer in seed(s) {blind}, so reading the answer as absent there says nothing. "
                 f"{why}")
@@ -199,27 +221,12 @@ class TargetAppearsAtBound(RetrievalClaim):
             details={"tests": [{"seed": s, "layer": layer, "accuracy": a, "p_below": pb,
                                 "p_above": pa} for s, layer, a, pb, pa in tests]})
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
-                assessment: Assessment) -> dict[str, Figure]:
-        learned = learned_with_lens(results)
-        return {"lens": lens_figure(params, learned[0])} if learned else {}
-
-
 def reads_statements(result: RunResult, layer: int) -> bool:
     """Whether the lens reads the roots of some statement tokens of depth >= 1 (either slot)
     at >= 0.9 after ``layer``: it is not blind there."""
     rows = [result.final[f"lens_{slot}"][layer, 1:] for slot in ("first", "second")
             if f"lens_{slot}" in result.final]
     return any(np.nanmax(row, initial=0.0) >= LEARNED for row in rows if row.size)
-
-
-def _not_testable(why: str) -> Assessment:
-    return Assessment(
-        verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-        theory="the answer absent from the query's stream below the bound",
-        empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
-        tolerance=Tolerance("the protocol's precondition", {}),
-        explanation=f"not testable here: {why}")
 
 
 def learned_with_lens(results: Sequence[RunResult]) -> list[RunResult]:
