@@ -55,6 +55,7 @@ BAD_INPUTS = [
     (["verify", "--seed-group", "0"], "--seed-group must be an integer >= 1"),
     (["verify", "--workers", "two"], "invalid int value: 'two'"),
     (["verify", "--paper", "bao", "--corpus", "/nonexistent/corpus"], "--corpus"),
+    (["verify", "--paper", "musat", "--llm-dir", "/nonexistent/model"], "--llm-dir"),
     (["verify", "--bogus"], "unrecognized arguments: --bogus"),
     # -- verify --param: the claim's RunSpecs (and theory inputs) reject the point ----------
     ([*PERMUTATION_IS_HARD, "--param", "L=1"], "task.vocab_size (V) must be an integer >= 2"),

@@ -130,6 +130,22 @@ def check_corpus(path: str) -> str:
     return str(root)
 
 
+def check_llm_dir(path: str) -> str:
+    """The model directory, resolved, after checking that it holds a ``config.json`` and that
+    transformers is installed (the ``llm`` extra)."""
+    from importlib.util import find_spec
+
+    from attnverify.empirics.local_llm import INSTALL_HINT, check_model_directory
+
+    try:
+        root = check_model_directory(Path(path))
+    except FileNotFoundError as exc:
+        raise UserError(f"--llm-dir {path}: {exc}") from None
+    if find_spec("transformers") is None:
+        raise UserError(f"--llm-dir needs transformers: {INSTALL_HINT}")
+    return str(root)
+
+
 def check_corpus_fits(claims: Sequence[Any], profile: str, overrides: dict[str, Any],
                       points: dict[str, dict[str, Any]]) -> None:
     """The RunSpecs of every claim that trains on ``--corpus``, built before anything is

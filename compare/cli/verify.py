@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.cli import common, cost_guard
-from attnverify.compare.cli.inputs import UserError, check_corpus, check_corpus_fits, check_seconds
+from attnverify.compare.cli.inputs import (
+    UserError,
+    check_corpus,
+    check_corpus_fits,
+    check_llm_dir,
+    check_seconds,
+)
 from attnverify.compare.cli.values import parse_assignment
 
 if TYPE_CHECKING:
@@ -48,6 +54,11 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", metavar="DIR",
                    help="train the Bao language models on a local WikiText-format corpus "
                         "(wiki.train.tokens, wiki.valid.tokens) instead of the random-walk task")
+    p.add_argument("--llm-dir", metavar="DIR",
+                   help="a local pretrained causal language model (a directory that "
+                        "save_pretrained wrote, with its tokenizer) for "
+                        "musat.llms_solve_by_prompting; needs the 'llm' extra (transformers). "
+                        "Without it that claim is not run")
     p.add_argument("--json", action="store_true",
                    help="print the summary as JSON on stdout instead of the verdict table: "
                         "verdict counts per kind, each claim's id, kind, verdict and reason, "
@@ -162,10 +173,13 @@ def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
 
 def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Claim]
                           ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """``--corpus`` as an override of the claims that take it, ``--param`` as a point."""
+    """``--corpus`` and ``--llm-dir`` as overrides of the claims that take them, ``--param``
+    as a point."""
     overrides = {}
     if args.corpus is not None:
         overrides["corpus"] = check_corpus(args.corpus)
+    if args.llm_dir is not None:
+        overrides["llm_dir"] = check_llm_dir(args.llm_dir)
     points = claim_point(claims, args.profile, args.param, overrides)
     check_corpus_fits(claims, args.profile, overrides, points)
     return overrides, points

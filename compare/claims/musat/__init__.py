@@ -6,6 +6,7 @@ from attnverify.compare.claims.musat.bounds import ConstructionMeetsBound, Depth
 from attnverify.compare.claims.musat.composition import HeadsComposeSubchains
 from attnverify.compare.claims.musat.emergence import DepthsEmergeInOrder, HeadsEmergeInSequence
 from attnverify.compare.claims.musat.lens import TargetAppearsAtBound
+from attnverify.compare.claims.musat.prompting import LlmsSolveByPrompting
 from attnverify.compare.claims.musat.training import (
     ImplicitCurriculumNeeded,
     ShallowModelsFail,
@@ -22,5 +23,6 @@ CLAIMS = (
     DepthsEmergeInOrder,
     HeadsEmergeInSequence,
     HeadsComposeSubchains,
+    LlmsSolveByPrompting,
 )
 __all__ = ["CLAIMS", *(c.__name__ for c in CLAIMS)]
