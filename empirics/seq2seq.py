@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -53,6 +55,11 @@ class Seq2SeqConfig(ModelConfig):
     shared_embedding: bool = True
     base_seed: int | None = None
     head_seeds: tuple[int, ...] = ()
+    record_probe: bool = False
+    """Report, at the end of the run, each word step's attention argmax and the KTIW probe
+    beta on the evaluation batch (``final/attn_argmax``, ``final/ktiw_probe``), for the
+    agreement metric A of spec §3.2; left out of the spec's form while false, so earlier run
+    keys stay."""
 
     ATTENTION_MODES = ("learned", "uniform")
     CELLS = ("lstm", "gru")
@@ -75,6 +82,14 @@ class Seq2SeqConfig(ModelConfig):
                                 and all(is_int(s) and s >= 0 for s in seeds)),
                 "model.head_seeds", f"empty or {self.heads} integers >= 0 (one per head)", seeds)
         object.__setattr__(self, "head_seeds", seeds)
+        require(isinstance(self.record_probe, bool), "model.record_probe", "true or false",
+                self.record_probe)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        if not data["record_probe"]:
+            del data["record_probe"]
+        return data
 
     def relative_cost(self, task: TaskConfig) -> float:
         length = task.length if isinstance(task, CopyTask) else 1
@@ -96,6 +111,7 @@ class CopyingSeq2Seq(nn.Module):
         super().__init__()
         hidden, heads = config.hidden, config.heads
         self.uniform = config.attention == "uniform"
+        self.record_probe = config.record_probe
         self.heads = heads
         rnn = nn.LSTM if config.cell == "lstm" else nn.GRU
         self.embedding = nn.Embedding(n_tokens, hidden)
@@ -199,6 +215,20 @@ class CopyingSeq2Seq(nn.Module):
         logits = self.readout(dec.unsqueeze(2), contexts)  # (B, T, S, n_tokens)
         gold = batch["target"][:, :, None, None].expand(-1, -1, logits.shape[2], 1)
         return torch.log_softmax(logits, dim=-1).gather(-1, gold).squeeze(-1)  # (B, T, S)
+
+    @torch.no_grad()
+    def final_state(self, batch: Batch) -> dict[str, np.ndarray]:
+        """With ``record_probe``: per (example, word step t < L), the source position of the
+        best-aligned head's largest attention weight (``attn_argmax``, (B, L)) and the probe
+        beta over source positions (``ktiw_probe``, (B, L, S), float32); otherwise nothing."""
+        if not self.record_probe:
+            return {}
+        _, alpha = self(batch)  # (B, K, T, S)
+        words = torch.arange(alpha.shape[2] - 1)
+        argmax = alpha[:, :, :-1].argmax(dim=-1)  # (B, K, L)
+        best = int((argmax == words).double().mean(dim=(0, 2)).argmax())
+        return {"attn_argmax": argmax[:, best].cpu().numpy().astype(np.int16),
+                "ktiw_probe": self.ktiw_probe(batch)[:, :-1].float().cpu().numpy()}
 
     def metrics(self, batch: Batch) -> dict[str, float]:
         """Evaluation metrics of the official code, plus gold attention, entropy and probe accuracy.

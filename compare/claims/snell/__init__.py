@@ -8,6 +8,7 @@ from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpe
 from attnverify.compare.claims.snell.low_loss import LowLossWithoutAlignedAttention
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
 from attnverify.compare.claims.snell.onset_rate import Stage2OnsetRate
+from attnverify.compare.claims.snell.probe_agreement import UniformProbeAgreesWithAttention
 from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
 from attnverify.compare.claims.snell.symmetry import InitScaleBreaksSymmetry
 from attnverify.compare.claims.snell.toys import PermutationSaddle, ToyClassifierClosedForm
@@ -21,6 +22,7 @@ CLAIMS = (
     UniformAttentionAtInit,
     Stage1BowOptimum,
     KtiwLearnedUnderUniformAttention,
+    UniformProbeAgreesWithAttention,
     KtiwPrecedesAttention,
     PermutationIsHard,
     ToyClassifierClosedForm,
