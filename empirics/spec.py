@@ -54,6 +54,11 @@ class RunSpec:
     """``(metric, threshold)``: end the run at the first evaluation where ``metric`` exceeds
     ``threshold`` (strictly), as the official multi-head code of Snell et al. (``can_learn``)
     stops a single-head run once it is known to be good. None trains every step."""
+    warm_start: RunSpec | None = None
+    """A run trained first, on its own seeds, whose trained weights start this one (its
+    optimizer state is not carried over): the same model config, dtype and device, on a task
+    with the same tokens (e.g. Snell's subsets before permutations). None starts from the
+    initialisation."""
 
     def __post_init__(self) -> None:
         require(isinstance(self.task, TaskConfig), "task", "a task config", self.task)
@@ -80,6 +85,12 @@ class RunSpec:
                     and math.isfinite(stop[1]), "stop_when",
                     "None or (metric name, finite threshold)", stop)
             object.__setattr__(self, "stop_when", (stop[0], float(stop[1])))
+        if self.warm_start is not None:
+            warm = self.warm_start
+            require(isinstance(warm, RunSpec), "warm_start", "None or a RunSpec", warm)
+            require(warm.model == self.model and warm.dtype == self.dtype
+                    and warm.device == self.device, "warm_start",
+                    "a run of the same model config, dtype and device", warm.label())
 
     def seeds(self) -> Seeds:
         """Independent seeds for data, init, eval and in-model noise, derived from the root seed."""
@@ -94,11 +105,12 @@ class RunSpec:
 
     def cost_estimate(self) -> float:
         """Relative training cost, for scheduling (longest first); not part of the identity."""
-        return (self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
+        own = (self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
+        return own + (self.warm_start.cost_estimate() if self.warm_start is not None else 0.0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able form; ``stop_when`` only when set, so specs without it keep the form
-        (and the key) they had before the field existed."""
+        """JSON-able form; ``stop_when`` and ``warm_start`` only when set, so specs without
+        them keep the form (and the key) they had before the fields existed."""
         data = {
             "task": self.task.to_dict(),
             "model": self.model.to_dict(),
@@ -114,6 +126,8 @@ class RunSpec:
         }
         if self.stop_when is not None:
             data["stop_when"] = list(self.stop_when)
+        if self.warm_start is not None:
+            data["warm_start"] = self.warm_start.to_dict()
         return data
 
     @classmethod
@@ -125,12 +139,17 @@ class RunSpec:
         data["attention_snapshots"] = tuple(data.get("attention_snapshots", ()))
         if data.get("stop_when") is not None:
             data["stop_when"] = tuple(data["stop_when"])
+        if data.get("warm_start") is not None:
+            data["warm_start"] = cls.from_dict(data["warm_start"])
         return cls(**data)
 
     def key(self) -> str:
         """The run's identity: a content hash of the canonical spec and the numerics versions
         of its task, model, optimizer and the loop (never of source bytes)."""
-        payload = json.dumps({"spec": self.to_dict(), "versions": run_versions(self)},
+        versions = run_versions(self)
+        if self.warm_start is not None:  # the warm run's task may be of another class
+            versions = versions | {"warm_start": run_versions(self.warm_start)}
+        payload = json.dumps({"spec": self.to_dict(), "versions": versions},
                              sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
@@ -138,4 +157,5 @@ class RunSpec:
         """A short human-readable description for logs and progress bars."""
         task = ",".join(f"{k}={v}" for k, v in self.task.to_dict().items() if k != "kind")
         model = ",".join(f"{k}={v}" for k, v in self.model.to_dict().items() if k != "kind")
-        return f"{self.task.kind}({task}) {self.model.kind}({model}) seed={self.seed}"
+        warm = "" if self.warm_start is None else f" warm-started from {self.warm_start.label()}"
+        return f"{self.task.kind}({task}) {self.model.kind}({model}) seed={self.seed}{warm}"

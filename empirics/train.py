@@ -83,7 +83,7 @@ def batched_by_default(spec: RunSpec) -> bool:
     (``attnverify bench``; README, "Performance"): the retrieval transformer gains 1.1-1.25x
     per core from batching; LSTM and GRU cells have no vmap rule in PyTorch, and a vmappable
     loop over time runs at 0.5-0.75x of PyTorch's fused cell, so they stay on processes."""
-    return spec.model.seed_batchable()
+    return spec.model.seed_batchable() and spec.warm_start is None
 
 
 def train(spec: RunSpec) -> RunResult:
@@ -132,6 +132,8 @@ class _Run:
         seeds = spec.seeds()
         self.device = torch.device(spec.device)
         self.model = build_model(spec)
+        self.warm_final = {} if spec.warm_start is None else _warm_start(self.model,
+                                                                         spec.warm_start)
         self.data_gen = torch.Generator().manual_seed(seeds.data)
         eval_gen = torch.Generator().manual_seed(seeds.eval)
         self.eval_batch = _to(spec.task.sample_eval(spec.eval_size, eval_gen), self.device)
@@ -180,8 +182,10 @@ class _Run:
     def result(self) -> RunResult:
         """The run's result; ``wall_time_s`` is set by the loop."""
         final_state = getattr(self.model, "final_state", None)
-        final = (final_state(self.eval_batch)
-                 if final_state is not None and self.status == "ok" else {})
+        final = {}
+        if self.status == "ok":  # a diverged run reports no trained state
+            final = (final_state(self.eval_batch) if final_state is not None else {}) | \
+                self.warm_final
         return RunResult(
             spec=self.spec,
             status=self.status,
@@ -214,8 +218,30 @@ class _PlainStep:
         """The evaluated model is the trained one: nothing to copy."""
 
 
+def _warm_start(model: torch.nn.Module, warm: RunSpec) -> dict[str, np.ndarray]:
+    """Train ``warm`` on the plain loop (its own seeds; torch's global generator restored
+    afterwards), load its weights into ``model``, and return its last evaluated metrics as
+    ``warm_start_<metric>`` arrays for the run's ``final``."""
+    with torch.random.fork_rng(devices=_devices(warm)):
+        torch.manual_seed(warm.seeds().noise)
+        (run,) = _trained_runs([warm], batched=False)
+    model.load_state_dict(run.model.state_dict())
+    return {f"warm_start_{name}": np.array([values[-1]], dtype=np.float64)
+            for name, values in run.history.items()}
+
+
 def _train_loop(specs: list[RunSpec], batched: bool) -> list[RunResult]:
     start = time.perf_counter()
+    runs = _trained_runs(specs, batched)
+    results = [run.result() for run in runs]
+    share = (time.perf_counter() - start) / len(runs)  # a run's share of the group's time
+    for result in results:
+        result.wall_time_s = share
+    return results
+
+
+def _trained_runs(specs: list[RunSpec], batched: bool) -> list[_Run]:
+    """The runs of ``specs`` after training (the loop itself)."""
     runs = [_Run(spec) for spec in specs]
     if batched:
         from attnverify.empirics.seed_batch import SeedBatchStep
@@ -241,8 +267,4 @@ def _train_loop(specs: list[RunSpec], batched: bool) -> list[RunResult]:
             for run, alive in zip(runs, live, strict=True):
                 if alive and run.status == "ok":
                     run.evaluate(step)
-    results = [run.result() for run in runs]
-    share = (time.perf_counter() - start) / len(runs)  # a run's share of the group's time
-    for result in results:
-        result.wall_time_s = share
-    return results
+    return runs

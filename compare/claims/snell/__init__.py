@@ -3,6 +3,7 @@ derivations they test: docs/derivations.md#snell-et-al-2021)."""
 
 from attnverify.compare.claims.snell.cooccurrence import KappaClosedForm, cooccurrence_max_z
 from attnverify.compare.claims.snell.copying import KtiwPrecedesAttention, PermutationIsHard
+from attnverify.compare.claims.snell.dynamics import DynamicsNotExpressiveness
 from attnverify.compare.claims.snell.initialisation import UniformAttentionAtInit
 from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpeed
 from attnverify.compare.claims.snell.low_loss import LowLossWithoutAlignedAttention
@@ -32,6 +33,7 @@ CLAIMS = (
     Stage2OnsetRate,
     KappaPredictsLearningSpeed,
     MultiheadRescuesPermutations,
+    DynamicsNotExpressiveness,
     SubsetLearnedEverySeed,
 )
 __all__ = ["CLAIMS", "cooccurrence_max_z", *(c.__name__ for c in CLAIMS)]
