@@ -7,8 +7,12 @@ The directory is what ``save_pretrained`` writes for a model and its tokenizer (
 
 An option's score is the sum of the log-probabilities of its tokens after the prompt and a
 space; the answer is the option with the highest score (no sampling, no decoding settings, so
-the same model gives the same answers). The prompt is tokenized once and each option's tokens
-are appended to it, so an option never merges with the prompt's last token.
+the same model gives the same answers). Each option is scored on the tokens that the whole
+text (prompt, a space, the option) has after the prompt's own tokens, so the option is
+tokenized as it would be in running text (a SentencePiece tokenizer adds no word-start marker
+of its own); where the prompt's tokens are not a prefix of the whole text's, the option's own
+tokens are appended instead. A trailing end-of-sequence token that a tokenizer adds to the
+prompt is dropped.
 """
 
 from __future__ import annotations
@@ -76,14 +80,26 @@ class LocalCausalLM:
         self.model = model.to(self.device, dtype=torch.float32).eval()
 
     def _ids(self, text: str, special: bool) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+        ids = list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+        eos = self.tokenizer.eos_token_id
+        if special and len(ids) > 1 and eos is not None and ids[-1] == eos \
+                and not text.endswith(str(self.tokenizer.eos_token)):
+            ids = ids[:-1]  # a tokenizer that closes every text with EOS
+        return ids
+
+    def _option_ids(self, prompt: str, prompt_ids: list[int], option: str) -> list[int]:
+        """The option's tokens as they follow the prompt in running text."""
+        whole = self._ids(f"{prompt} {option}", special=True)
+        if whole[:len(prompt_ids)] == prompt_ids and len(whole) > len(prompt_ids):
+            return whole[len(prompt_ids):]
+        return self._ids(" " + option, special=False)
 
     @torch.no_grad()
     def option_scores(self, prompt: str, options: Sequence[str]) -> np.ndarray:
         """Sum of log-probabilities of each option's tokens (the option after a space),
         given the prompt; one forward pass over the options, padded on the right."""
         prompt_ids = self._ids(prompt, special=True)
-        option_ids = [self._ids(" " + option, special=False) for option in options]
+        option_ids = [self._option_ids(prompt, prompt_ids, option) for option in options]
         if not prompt_ids or any(not ids for ids in option_ids):
             raise ValueError("the tokenizer returned no token for the prompt or an option")
         rows = [prompt_ids + ids for ids in option_ids]

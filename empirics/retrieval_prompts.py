@@ -54,6 +54,9 @@ class Formulation:
     start of the answer that each option completes."""
 
     name: str
+    number: int
+    """Its part of the questions' seed: fixed per formulation, so that adding one changes no
+    other formulation's questions."""
     entities: tuple[str, ...]
     values: tuple[str, ...]
     root: str
@@ -69,13 +72,13 @@ class Formulation:
 
 FORMULATIONS = {
     "assignment": Formulation(
-        name="assignment", entities=VARIABLES, values=ASSIGNMENT_VALUES,
+        name="assignment", number=0, entities=VARIABLES, values=ASSIGNMENT_VALUES,
         preamble="Each line assigns a variable.",
         root="{entity} = {value}", link="{entity} = {source}",
         question="Question: What is the value of {entity}? Choose one of {options}.",
         answer="Answer: The value of {entity} is"),
     "residence": Formulation(
-        name="residence", entities=PERSONS, values=CITIES,
+        name="residence", number=1, entities=PERSONS, values=CITIES,
         preamble="Each line says where somebody lives.",
         root="{entity} lives in {value}.", link="{entity} lives where {source} lives.",
         question="Question: Where does {entity} live? Choose one of {options}.",
@@ -149,5 +152,5 @@ def make_questions(formulation: str, depth: int, chains: int, n: int,
     """``n`` questions from one generator seeded by (seed, depth, formulation): a cell's
     questions do not depend on which other cells are asked."""
     check_question_sizes(formulation, depth, chains)
-    rng = np.random.default_rng([seed, depth, sorted(FORMULATIONS).index(formulation)])
+    rng = np.random.default_rng([seed, depth, FORMULATIONS[formulation].number])
     return [make_question(formulation, depth, chains, rng) for _ in range(n)]

@@ -224,7 +224,7 @@ class CopyingSeq2Seq(nn.Module):
         if not self.record_probe:
             return {}
         _, alpha = self(batch)  # (B, K, T, S)
-        words = torch.arange(alpha.shape[2] - 1)
+        words = torch.arange(alpha.shape[2] - 1, device=alpha.device)
         argmax = alpha[:, :, :-1].argmax(dim=-1)  # (B, K, L)
         best = int((argmax == words).double().mean(dim=(0, 2)).argmax())
         return {"attn_argmax": argmax[:, best].cpu().numpy().astype(np.int16),

@@ -77,20 +77,23 @@ def test_sizes_a_question_cannot_have_are_refused(formulation, depth, chains, ma
 
 
 @pytest.mark.parametrize(("counts", "n", "verdict", "reason"), [
-    ({"assignment": {1: 90, 8: 30}}, 100, Verdict.CONFIRMED, Reason.DECIDED),
-    ({"assignment": {1: 90, 8: 30}, "residence": {1: 95, 8: 20}}, 100, Verdict.CONFIRMED,
+    ({"assignment": {2: 90, 8: 30}}, 100, Verdict.CONFIRMED, Reason.DECIDED),
+    ({"assignment": {2: 90, 8: 30}, "residence": {2: 95, 8: 20}}, 100, Verdict.CONFIRMED,
      Reason.DECIDED),
     # no fall with depth
-    ({"assignment": {1: 100, 8: 99}}, 100, Verdict.REFUTED, Reason.DECIDED),
+    ({"assignment": {2: 100, 8: 99}}, 100, Verdict.REFUTED, Reason.DECIDED),
     # at chance at the shortest chain
-    ({"assignment": {1: 27, 8: 25}}, 100, Verdict.REFUTED, Reason.DECIDED),
+    ({"assignment": {2: 27, 8: 25}}, 100, Verdict.REFUTED, Reason.DECIDED),
     # one formulation fails: the claim is about every formulation
-    ({"assignment": {1: 90, 8: 30}, "residence": {1: 26, 8: 24}}, 100, Verdict.REFUTED,
+    ({"assignment": {2: 90, 8: 30}, "residence": {2: 26, 8: 24}}, 100, Verdict.REFUTED,
      Reason.DECIDED),
     # a significant drop smaller than the smallest that matters
-    ({"assignment": {1: 480, 8: 440}}, 500, Verdict.INCONCLUSIVE, Reason.CONFLICTING),
+    ({"assignment": {2: 480, 8: 440}}, 500, Verdict.INCONCLUSIVE, Reason.CONFLICTING),
+    # ... but a clean refutation of another formulation still refutes
+    ({"assignment": {2: 480, 8: 440}, "residence": {2: 130, 8: 125}}, 500, Verdict.REFUTED,
+     Reason.DECIDED),
     # too few questions to decide
-    ({"assignment": {1: 7, 8: 4}}, 10, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    ({"assignment": {2: 7, 8: 4}}, 10, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
 ])
 def test_prompting_rule(counts, n, verdict, reason):
     got, why, text, p, rows = decide_prompting(counts, n, 4)
@@ -115,6 +118,8 @@ def test_too_few_depths_are_refused():
     claim = LlmsSolveByPrompting()
     with pytest.raises(ValueError, match="two chain lengths"):
         claim.check_params(claim.params("smoke") | {"depths": [2, 2]})
+    with pytest.raises(ValueError, match="no link to follow"):
+        claim.check_params(claim.params("smoke") | {"depths": [1, 4]})
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +172,7 @@ def test_a_random_tiny_model_is_refused_and_memoised(tiny_model, tmp_path, monke
         a = claim.assess(params, [])
         # a random model is at chance: 'well above chance' is refuted
         assert a.verdict is Verdict.REFUTED, a.explanation
-        assert a.details["counts"]["assignment"].keys() == {"1", "3"}
+        assert a.details["counts"]["assignment"].keys() == {"2", "4"}
         assert "accuracy" in claim.figures(params, [], a)
 
         def no_loading(*args, **kwargs):
@@ -176,3 +181,30 @@ def test_a_random_tiny_model_is_refused_and_memoised(tiny_model, tmp_path, monke
         monkeypatch.setattr(local_llm.LocalCausalLM, "__init__", no_loading)
         again = claim.assess(params, [])
     assert again.details["counts"] == a.details["counts"]
+
+
+class WordStartTokenizer:
+    """Like SentencePiece: a word after a space is one token ("_7"), but a text that starts
+    with a space gets a lone word-start token first; it closes every text with EOS (id 1)."""
+
+    eos_token_id, eos_token = 1, "</s>"
+
+    def __init__(self):
+        self.vocab = {"_": 2}
+
+    def __call__(self, text, add_special_tokens=True):
+        ids = [self.vocab["_"]] if text.startswith(" ") else []
+        ids += [self.vocab.setdefault("_" + w, len(self.vocab) + 2) for w in text.split()]
+        return {"input_ids": ids + ([self.eos_token_id] if add_special_tokens else [])}
+
+
+def test_options_are_tokenized_as_in_running_text():
+    from attnverify.empirics.local_llm import LocalCausalLM
+
+    lm = object.__new__(LocalCausalLM)  # the tokenizer alone: no model is loaded
+    lm.tokenizer = WordStartTokenizer()
+    prompt = "A = 7 Answer: The value of A is"
+    prompt_ids = lm._ids(prompt, special=True)
+    assert prompt_ids[-1] != 1  # the closing EOS is dropped from the prompt
+    option = lm._option_ids(prompt, prompt_ids, "7")
+    assert option == [lm.tokenizer.vocab["_7"]]  # no lone word-start token

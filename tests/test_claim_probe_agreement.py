@@ -51,6 +51,7 @@ def test_the_shuffled_baseline_is_k_over_s():
     ([0.10, 0.12, 0.11, 0.09, 0.1, 0.11], Verdict.INCONCLUSIVE, Reason.CONFLICTING),
     ([0.6, -0.2, 0.5], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
     ([0.8, 0.9], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
+    ([0.5, 0.5, 0.5], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),  # no spread: no t-test
 ])
 def test_agreement_rule(excess, verdict, reason):
     got, why, text, p = decide_agreement(excess)

@@ -41,7 +41,7 @@ FROZEN = "2026-11-26"
 """The date this protocol was fixed, before any model answered a decision question."""
 WELL_ABOVE = 0.25
 """'Well above chance': the smallest effect that matters is an accuracy of chance + 0.25 at the
-shortest chain (0.5 with four options)."""
+shortest chain, D = 2 (0.5 with four options)."""
 MIN_DROP = 0.2
 """'Falls toward chance': the smallest drop of accuracy from the shortest to the longest chain
 that matters."""
@@ -83,7 +83,11 @@ PROTOCOL = Protocol(
         "step by step before answering is not given the chance",
         "the verdict is about the one model given; the paper tested several",
         "summed log-probabilities favour short options; chance stays exact because the right "
-        "option is drawn uniformly"))
+        "option is drawn uniformly",
+        "chain depth and prompt length grow together (chains x D statements): a drop may come "
+        "from the longer context as well as from the longer chain",
+        "the shortest chain is D = 2 (one link): D = 1 would ask for the root statement "
+        "alone, which needs no retrieval"))
 
 
 def _questions_key(params: dict[str, Any], formulation: str, depth: int) -> dict[str, Any]:
@@ -153,7 +157,7 @@ def decide_prompting(counts: dict[str, dict[int, int]], n: int, chains: int
         f"{r['p_above_chance']:.3g}), D = {r['longest']} {r['acc_longest']:.2f} (p drop "
         f"{r['p_drop']:.3g}; refutations {r['p_not_well_above']:.3g}, {r['p_drop_small']:.3g})"
         for r in rows)
-    if refuted and any(r in significant for r in refuted):
+    if refuted and all(r in significant for r in refuted):
         return (Verdict.INCONCLUSIVE, Reason.CONFLICTING,
                 f"significant but smaller than the smallest effect that matters: "
                 f"{', '.join(f'{t} ({f})' for t, f in refuted if (t, f) in significant)}. "
@@ -186,20 +190,20 @@ class LlmsSolveByPrompting(Claim):
     full_is_paper_scale = False
     overridable = ("llm_dir",)
     space: ClassVar[dict[str, Dimension]] = {
-        "deepest": Dimension("the longest chain D asked (the shortest is 1)", low=2, high=16),
+        "deepest": Dimension("the longest chain D asked (the shortest is 2)", low=3, high=16),
         "chains": Dimension("chains per question: the options (chance 1/chains)", low=2,
                             high=10)}
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
-        "smoke": {"llm_dir": None, "formulations": ["assignment"], "depths": [1, 3],
+        "smoke": {"llm_dir": None, "formulations": ["assignment"], "depths": [2, 4],
                   "chains": 4, "questions": 20},
         "quick": {"llm_dir": None, "formulations": ["assignment", "residence"],
-                  "depths": [1, 2, 4, 8], "chains": 4, "questions": 100},
+                  "depths": [2, 4, 8], "chains": 4, "questions": 100},
         "full": {"llm_dir": None, "formulations": ["assignment", "residence"],
-                 "depths": [1, 2, 4, 8, 16], "chains": 4, "questions": 500},
+                 "depths": [2, 4, 8, 16], "chains": 4, "questions": 500},
     }
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
-        return {"depths": [1, point["deepest"]], "chains": point["chains"]}
+        return {"depths": [2, point["deepest"]], "chains": point["chains"]}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
@@ -209,6 +213,9 @@ class LlmsSolveByPrompting(Claim):
         if len(set(params["depths"])) < 2:
             raise ValueError(f"depths must hold at least two chain lengths; got "
                              f"{params['depths']}")
+        if min(params["depths"]) < 2:
+            raise ValueError(f"every depth must be >= 2 (D = 1 is the root statement alone: "
+                             f"no link to follow); got {params['depths']}")
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         self.check_params(params)
@@ -216,7 +223,8 @@ class LlmsSolveByPrompting(Claim):
             "the smallest effects that matter, fixed before any decision question was asked",
             {"well_above_chance_by": WELL_ABOVE, "min_drop": MIN_DROP, "alpha": ALPHA,
              "beta": BETA})
-        theory = f"accuracy >= 1/{params['chains']} + {WELL_ABOVE} at D = 1, falling with D"
+        theory = (f"accuracy >= 1/{params['chains']} + {WELL_ABOVE} at the shortest chain, "
+                  f"falling with D")
         if not params.get("llm_dir"):
             return self._not_run("no local model: give verify --llm-dir DIR (a causal LM and "
                                  "its tokenizer as save_pretrained writes them)", theory,
