@@ -27,6 +27,7 @@ from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.memo import memo
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
+from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult
 from attnverify.empirics.retrieval_prompts import check_question_sizes, make_questions
 
@@ -255,7 +256,7 @@ class LlmsSolveByPrompting(Claim):
             verdict=verdict, reason=reason, p_value=p_iut, theory=theory,
             empirical=Measurement(
                 first["acc_shortest"], quantity="accuracy at the shortest chain",
-                ci=_clopper(k_first, params["questions"]), confidence=0.95,
+                ci=binomial_ci(k_first, params["questions"]), confidence=0.95,
                 at=f"{first['formulation']}, D = {first['shortest']}",
                 extras={"accuracy_longest": first["acc_longest"]}),
             statistic=(f"{params['questions']} questions per formulation and depth, "
@@ -283,11 +284,6 @@ class LlmsSolveByPrompting(Claim):
             return {}
         return {"accuracy": accuracy_figure(counts, assessment.details["questions"],
                                             assessment.details["chains"])}
-
-
-def _clopper(k: int, n: int) -> tuple[float, float]:
-    ci = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
-    return float(ci.low), float(ci.high)
 
 
 class _LazyModel:

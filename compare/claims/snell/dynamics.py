@@ -13,6 +13,7 @@ exact binomial test. Both arms use fresh seeds of their own.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scipy import stats
@@ -131,8 +132,8 @@ class DynamicsNotExpressiveness(Claim):
         standard = [copy_spec(params, "permutation", params["L"], SEEDS + i, **model)
                     for i in range(params["seeds"])]
         warm_params = params | {"L": params["warm_L"], "steps": params["warm_steps"]}
-        warm = [RunSpec(**{**vars(spec), "warm_start": copy_spec(
-                    warm_params, "subset", params["L"], spec.seed, **model)})
+        warm = [replace(spec, warm_start=copy_spec(warm_params, "subset", params["L"],
+                                                   spec.seed, **model))
                 for spec in standard[:params["warm_seeds"]]]
         return standard + warm
 
