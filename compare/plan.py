@@ -109,21 +109,24 @@ class Estimate:
         return out + (f" + {self.unknown} runs without estimate" if self.unknown else "")
 
 
-def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]]) -> Estimate:
-    """Estimated CPU seconds of ``specs`` (see the module docstring)."""
+def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]],
+             done: dict[str, float] | None = None) -> Estimate:
+    """Estimated CPU seconds of ``specs`` (see the module docstring); ``done`` maps the key of
+    a run with a checkpoint to the fraction of its steps trained, which is not counted."""
     out = Estimate()
     for spec in specs:
         by_cost = rates.get(spec.model.kind)
         cost = spec.cost_estimate()
+        left = 1.0 - done.get(spec.key(), 0.0) if done else 1.0
         if not by_cost:
             if spec.model.kind in REFERENCE_RATES:
-                out.seconds += cost * REFERENCE_RATES[spec.model.kind]
+                out.seconds += cost * left * REFERENCE_RATES[spec.model.kind]
                 out.reference += 1
             else:
                 out.unknown += 1
             continue
         nearest = min(by_cost, key=lambda c: abs(math.log(c / cost)))
-        out.seconds += cost * by_cost[nearest]
+        out.seconds += cost * left * by_cost[nearest]
         out.extrapolated = max(out.extrapolated, cost / nearest, nearest / cost)
     return out
 
@@ -196,14 +199,16 @@ def duration(seconds: float) -> str:
 
 
 def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
-               workers: int) -> str:
+               workers: int, done: dict[str, float] | None = None) -> str:
     """The dry-run table: per claim runs, cached, to train and estimated CPU time; a total
-    over distinct runs (claims share runs) with the wall time on ``workers`` workers."""
+    over distinct runs (claims share runs) with the wall time on ``workers`` workers. ``done``:
+    the fraction trained of each run that resumes from a checkpoint (not counted again)."""
+    done = done or {}
     width = max([len(p.claim_id) for p in plans] + [5])
     lines = [f"{'claim':<{width}}  {'runs':>5}  {'cached':>6}  {'to train':>8}  est. CPU time"]
     for p in plans:
         lines.append(f"{p.claim_id:<{width}}  {p.runs:>5}  {p.cached:>6}  "
-                     f"{len(p.missing):>8}  {estimate(p.missing, rates).text()}"
+                     f"{len(p.missing):>8}  {estimate(p.missing, rates, done).text()}"
                      f"{'  (+ stages)' if p.staged else ''}")
     for p in plans:
         if p.seed_plan:
@@ -213,10 +218,14 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
             lines.append(f"{p.claim_id}: stage {p.stage} to train, the stages before it replayed "
                          f"from the store" + (f" ({p.note})" if p.note else ""))
     missing = list({s.key(): s for p in plans for s in p.missing}.values())
-    total = estimate(missing, rates)
+    total = estimate(missing, rates, done)
     wall = dataclasses.replace(total, seconds=total.seconds / workers)
     lines.append(f"\n{len(missing)} distinct runs to train: CPU time {total.text()}; on "
                  f"{workers} worker(s) {wall.text()}")
+    if resuming := [done[s.key()] for s in missing if s.key() in done]:
+        lines.append(f"{len(resuming)} of them resume from checkpoints, "
+                     f"{100 * sum(resuming) / len(resuming):.0f}% of their steps done on "
+                     f"average (not counted in the time)")
     if total.extrapolated > EXTRAPOLATION:
         lines.append("<=: estimated from cheaper runs of the same model family (larger models "
                      "use the CPU better, so the time is likely lower)")

@@ -69,16 +69,24 @@ MAX_SEED_GROUP = 8
 
 
 def work_units(specs: Sequence[RunSpec], workers: int,
-               seed_group: int = MAX_SEED_GROUP) -> list[list[RunSpec]]:
+               seed_group: int = MAX_SEED_GROUP,
+               checkpointed: Sequence[Sequence[str]] = ()) -> list[list[RunSpec]]:
     """Split ``specs`` into units of work, longest first: every run of a model that trains
     seed-batched joins the other seeds of its configuration (at most ``seed_group`` per unit;
     1 trains every run on its own, so that a long sweep is stored run by run), every other run
     is a unit of its own. While there are fewer units than
     ``workers``, groups are split further so that no core idles. A seed's numbers do not
-    depend on its group (:mod:`empirics.train`), so this choice never changes a result."""
-    groups: dict[str, list[RunSpec]] = {}
+    depend on its group (:mod:`empirics.train`), so this choice never changes a result.
+    ``checkpointed``: the run keys of each unit with a checkpoint (:mod:`empirics.checkpoint`);
+    such a unit is kept as it was, in its order, when all its runs are in ``specs``, so that it
+    resumes whatever the workers and seed group of this sweep."""
+    by_key = {spec.key(): spec for spec in specs}
     units: list[list[RunSpec]] = []
-    for spec in specs:
+    for keys in checkpointed:
+        if keys and all(key in by_key for key in keys):
+            units.append([by_key.pop(key) for key in keys])
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in by_key.values():
         if batched_by_default(spec):
             groups.setdefault(seed_group_key(spec), []).append(spec)
         else:
@@ -171,11 +179,13 @@ class LocalExecutor(Executor):
         (:mod:`empirics.worker_pool`: a dead worker is replaced and its unit retried)."""
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
-        units = work_units(missing, self.workers, self.seed_group)
+        checkpointed = {info.keys for info in self.store.checkpoints.by_run().values()}
+        units = work_units(missing, self.workers, self.seed_group, sorted(checkpointed))
         if self.workers == 1 or len(units) == 1:
             results = {}
             for unit in units:
-                for spec, result in zip(unit, train_group(unit), strict=True):
+                trained = train_group(unit, checkpoints=self.store.checkpoints)
+                for spec, result in zip(unit, trained, strict=True):
                     results[spec.key()] = result
                     self.store.put(result)
                     bar.done(spec)

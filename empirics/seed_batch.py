@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -75,6 +76,22 @@ class SeedBatchStep:
             torch.where(keep, losses, torch.zeros_like(losses)).sum().backward()
             self.optimizer.step()
         return values
+
+    def state(self) -> dict[str, object]:
+        """The stacked parameters and buffers and the optimizer's state (a checkpoint's part;
+        each seed's model is saved with its run)."""
+        return {"params": {k: v.detach() for k, v in self.params.items()},
+                "buffers": dict(self.buffers), "optimizer": self.optimizer.state_dict()}
+
+    @torch.no_grad()
+    def load_state(self, state: dict[str, Any]) -> None:
+        if state["params"].keys() != self.params.keys():
+            raise ValueError("the checkpoint's parameters are not this model's")
+        for name, tensor in self.params.items():
+            tensor.copy_(state["params"][name])
+        for name, tensor in self.buffers.items():
+            tensor.copy_(state["buffers"][name])
+        self.optimizer.load_state_dict(state["optimizer"])
 
     @torch.no_grad()
     def sync(self, live: list[bool]) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import platformdirs
 
+from attnverify.empirics.checkpoint import CheckpointDir
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.result_schema import ResultSchemaError, check_result
 from attnverify.empirics.spec import RunSpec
@@ -133,6 +134,12 @@ def result_of(entry: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) 
 class RunStore:
     def __init__(self, root: Path | str | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
+
+    @property
+    def checkpoints(self) -> CheckpointDir:
+        """Where runs training for this store keep their checkpoints
+        (:mod:`empirics.checkpoint`)."""
+        return CheckpointDir(self.root / "checkpoints")
 
     def _entry(self, key: str) -> Path:
         if not isinstance(key, str) or not KEY_PATTERN.fullmatch(key):
@@ -276,7 +283,10 @@ class RunStore:
             log.warning("%s; moved to %s, recomputing", str(exc).split("; remove it")[0], aside)
             result = None
         if result is None:
-            log.info("compute %s %s (not in cache)", key, spec.label())
+            info = self.checkpoints.by_run().get(key)
+            resumes = "" if info is None else \
+                f"; its checkpoint is at step {info.step} of {info.steps}"
+            log.info("compute %s %s (not in cache%s)", key, spec.label(), resumes)
         else:
             log.info("cached  %s %s", key, spec.label())
         return result

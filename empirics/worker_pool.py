@@ -92,7 +92,8 @@ def train_and_store(unit: list[dict[str, Any]], store_root: str,
         raise CodeMismatchError("the empirics code changed while the sweep ran (a worker "
                                 "loaded other sources than the verify process); run again")
     store = RunStore(store_root)
-    results = train_group([RunSpec.from_dict(data) for data in unit])
+    results = train_group([RunSpec.from_dict(data) for data in unit],
+                          checkpoints=store.checkpoints)
     for result in results:
         store.put(result)
     return results

@@ -41,8 +41,10 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                             "its spec) so that this version reads them")
     actions.add_parser("rm", parents=[common_options],
                        help="remove one run").add_argument("key")
-    actions.add_parser("clear", parents=[common_options],
-                       help="remove every cached run").add_argument(
+    clear = actions.add_parser("clear", parents=[common_options],
+                               help="remove every cached run and every checkpoint of a run in "
+                                    "training")
+    clear.add_argument(
         "--stale", action="store_true",
         help="only the runs made by other code (never read again; marked in 'runs list')")
 
@@ -191,7 +193,9 @@ def _clear(args: argparse.Namespace, store: RunStore) -> None:
                       if not store.is_current(key))
         print(f"removed {removed} stale runs from {store.root}", file=sys.stderr)
     else:
-        print(f"removed {store.clear()} runs from {store.root}", file=sys.stderr)
+        runs, checkpoints = store.clear(), store.checkpoints.clear()
+        print(f"removed {runs} runs and {checkpoints} checkpoints of runs in training from "
+              f"{store.root}", file=sys.stderr)
 
 
 ACTIONS: dict[str, Callable[[argparse.Namespace, RunStore], None]] = {
