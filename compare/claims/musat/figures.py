@@ -18,12 +18,13 @@ from attnverify.empirics import RunResult
 
 
 def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
-                  groups: Sequence[Sequence[RunResult]]) -> Figure:
+                  groups: Sequence[Sequence[RunResult]], refined: bool = False) -> Figure:
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
     query-only supervision, for every trained cell (mean over its seeds; a cell trained twice,
     e.g. with and without distractors, shows its first group), with the bound min_layers(D)
     as a line (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the
-    shaded cells under it have fewer layers than the bound."""
+    shaded cells under it have fewer layers than the bound. ``refined`` adds the refined bound
+    for a separate query token (3^t >= 4D + 1) as a dashed line."""
     panels = [ic for ic in (True, False) if any(flag == ic for _, flag, _ in plan)]
     shapes = [cell_shape(params, cell) for cell, _, _ in plan]
     max_D = max([5, *(D for D, _, _ in shapes)])
@@ -48,6 +49,11 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
         # the bound as a line: the top edge of the shaded cells, min_layers(D) - 1/2
         ax.step(np.arange(0.5, max_D + 1.0), [*tops, tops[-1]], where="post",
                 color=PALETTE["theory"], label="bound: min_layers(D), smallest t with 3^t >= 2D")
+        if refined:
+            edges = [theory.musat.min_layers_refined_value(int(D)) - 0.5 for D in depths]
+            ax.step(np.arange(0.5, max_D + 1.0), [*edges, edges[-1]], where="post",
+                    color=PALETTE["theory"], linestyle="--",
+                    label="refined bound (separate query): 3^t >= 4D + 1")
         ax.set_xlabel("chain length D (hops)")
         ax.set_ylabel("layers t")
         ax.set_xlim(0.5, max_D + 0.5)
