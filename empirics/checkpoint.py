@@ -17,8 +17,9 @@ by ``verify --dry-run`` and the progress lines without loading the state). The n
 unit's run keys, and a run key hashes the spec and the declared numerics versions, so a
 checkpoint is found only by code that would compute the same numbers. Both files are
 written to a temporary name and renamed, so a kill while saving leaves the previous
-checkpoint. A checkpoint that cannot be read or does not fit the unit (another order of its
-seeds, another model layout) is set aside with a warning and the unit trains from step 0.
+checkpoint. A checkpoint that cannot be read or does not fit the unit (another model layout,
+another set of devices) is set aside with a warning and the unit trains from step 0, with the
+generators a fresh start has.
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ class CheckpointInfo:
 
 
 def unit_name(keys: Sequence[str], batched: bool) -> str:
-    """The file name of a unit's checkpoint: the same runs give the same name, in any order
-    (the order itself is checked on loading)."""
-    text = json.dumps({"keys": sorted(keys), "batched": batched}, separators=(",", ":"))
+    """The file name of a unit's checkpoint: a hash of its run keys in training order (the
+    order of a seed-batched group's stack) and of its path."""
+    text = json.dumps({"keys": list(keys), "batched": batched}, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -109,7 +110,7 @@ class CheckpointDir:
 
     def load(self, keys: Sequence[str], batched: bool) -> tuple[int, float, dict[str, Any]] | None:
         """(step, training seconds so far, state) of the unit's checkpoint; None when there is
-        none, or when it cannot be read or is for another order of the same runs (set aside
+        none, or when it cannot be read or holds other runs (set aside
         with a warning: the unit then trains from the start)."""
         state_path, _ = self._paths(keys, batched)
         if not state_path.exists():
@@ -119,7 +120,7 @@ class CheckpointDir:
             if not isinstance(payload, dict) or payload.get("format") != FORMAT:
                 raise UnusableCheckpointError("unknown format")
             if payload["keys"] != list(keys) or payload["batched"] != batched:
-                raise UnusableCheckpointError("its runs are in another order")
+                raise UnusableCheckpointError("it holds other runs")
             return int(payload["step"]), float(payload["elapsed_s"]), payload["state"]
         except Exception as exc:  # any unreadable file: set aside, train anew
             self.set_aside(keys, batched, f"{type(exc).__name__}: {exc}")
@@ -132,8 +133,9 @@ class CheckpointDir:
         self.discard(keys, batched)
 
     def discard(self, keys: Sequence[str], batched: bool) -> None:
-        """Delete the unit's checkpoint (when it finished): its state first, then its sidecar."""
-        for path in self._paths(keys, batched):
+        """Delete the unit's checkpoint (when it finished): its sidecar first, so that no
+        sidecar reports a state that is gone."""
+        for path in reversed(self._paths(keys, batched)):
             path.unlink(missing_ok=True)
 
     def by_run(self) -> dict[str, CheckpointInfo]:
@@ -155,6 +157,7 @@ class CheckpointDir:
         if not self.root.is_dir():
             return 0
         states = list(self.root.glob("*.pt"))
-        for path in [*states, *self.root.glob("*.json")]:
+        # and what a save killed before its rename left (``.NAME.pt.PID.UUID``)
+        for path in [*states, *self.root.glob("*.json"), *self.root.glob(".*")]:
             path.unlink(missing_ok=True)
         return len(states)

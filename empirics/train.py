@@ -285,6 +285,8 @@ def _train_loop(specs: list[RunSpec], batched: bool,
     start = time.perf_counter()
     runs, earlier_s = _trained_runs(specs, batched, checkpoints)
     results = [run.result() for run in runs]
+    if checkpoints is not None:  # only now: ``result`` computes the trained-state arrays
+        checkpoints.discard([spec.key() for spec in specs], batched)
     # a run's share of the group's time, including the time before a resumed checkpoint
     share = (earlier_s + time.perf_counter() - start) / len(runs)
     for result in results:
@@ -310,15 +312,24 @@ def _resume(specs: list[RunSpec], batched: bool, keys: list[str],
     if saved is None:
         return None
     step, earlier_s, state = saved
+    # a restore that fails half-way must leave the generators as a fresh start has them
+    rng = torch.get_rng_state()
+    cuda_rng = torch.cuda.get_rng_state_all() if _devices(specs[0]) else None
     try:
         runs, step_fn = _start(specs, batched, warm=False)
         for run, run_state in zip(runs, state["runs"], strict=True):
             run.load_state(run_state)
         step_fn.load_state(state["step"])
+        if (state.get("cuda_rng") is None) != (cuda_rng is None) or \
+                (cuda_rng is not None and len(state["cuda_rng"]) != len(cuda_rng)):
+            raise ValueError("saved on another set of devices")
         torch.set_rng_state(state["rng"])
-        if state.get("cuda_rng") is not None:
+        if cuda_rng is not None:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
-    except (KeyError, RuntimeError, ValueError, TypeError) as exc:
+    except Exception as exc:  # any state that does not fit: set aside, train from step 0
+        torch.set_rng_state(rng)
+        if cuda_rng is not None:
+            torch.cuda.set_rng_state_all(cuda_rng)
         checkpoints.set_aside(keys, batched, f"{type(exc).__name__}: {exc}")
         return None
     log.info("resuming %s from its checkpoint at step %d of %d", ", ".join(keys), step,
@@ -338,6 +349,7 @@ def _trained_runs(specs: list[RunSpec], batched: bool,
                   checkpoints: CheckpointDir | None = None) -> tuple[list[_Run], float]:
     """The runs of ``specs`` after training (the loop itself), and the training seconds
     spent before the checkpoint it resumed from (0 when it started at step 0)."""
+    started = time.perf_counter()
     keys = [spec.key() for spec in specs]
     resumed = None if checkpoints is None else _resume(specs, batched, keys, checkpoints)
     if resumed is None:
@@ -348,7 +360,7 @@ def _trained_runs(specs: list[RunSpec], batched: bool,
     else:
         runs, step_fn, reached, earlier_s = resumed
         first = reached + 1
-    started = last_save = time.perf_counter()
+    last_save = time.perf_counter()
     eval_at = set(specs[0].eval_steps())
     for step in range(first, specs[0].steps + 1):
         live = [run.live for run in runs]
@@ -368,6 +380,4 @@ def _trained_runs(specs: list[RunSpec], batched: bool,
                 elapsed_s = earlier_s + time.perf_counter() - started
                 _save(checkpoints, keys, batched, step, elapsed_s, runs, step_fn)
                 last_save = time.perf_counter()
-    if checkpoints is not None:
-        checkpoints.discard(keys, batched)
     return runs, earlier_s

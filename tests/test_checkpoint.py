@@ -145,18 +145,48 @@ def test_a_damaged_checkpoint_is_set_aside(tmp_path, caplog):
     assert_identical(expected, got)
 
 
-def test_a_checkpoint_of_another_seed_order_is_set_aside(tmp_path, caplog):
+def test_another_seed_order_is_another_unit(tmp_path, caplog):
+    # a seed-batched group's order is its stack's: the same seeds in another order neither
+    # read nor delete the checkpoint
     specs = [retrieval(0), retrieval(1)]
     killer = KilledAfterSave(tmp_path, interval_s=0.0, kill_after=1)
     with pytest.raises(Killed):
         train_group(specs, batched=True, checkpoints=killer)
     swapped = specs[::-1]
-    assert unit_name([s.key() for s in swapped], True) == unit_name([s.key() for s in specs],
+    assert unit_name([s.key() for s in swapped], True) != unit_name([s.key() for s in specs],
                                                                     True)
-    with caplog.at_level(logging.WARNING, logger="attnverify.checkpoint"):
+    with caplog.at_level(logging.INFO, logger="attnverify.checkpoint"):
         got = train_group(swapped, batched=True, checkpoints=CheckpointDir(tmp_path))
-    assert "another order" in caplog.text
+    assert "resuming" not in caplog.text and "not used" not in caplog.text
     assert_identical(train_group(swapped, batched=True), got)
+    assert len(list(tmp_path.glob("*.pt"))) == 1  # the first order's, untouched
+
+
+def test_a_checkpoint_that_does_not_fit_leaves_a_fresh_start(tmp_path, caplog):
+    # the models load, then the optimizer's state does not: the run must start as a fresh
+    # one, generators included (dropout draws from the global one)
+    import torch
+
+    spec = lm(0)
+    killer = KilledAfterSave(tmp_path, interval_s=0.0, kill_after=2)
+    with pytest.raises(Killed):
+        train_group([spec], checkpoints=killer)
+    (path,) = tmp_path.glob("*.pt")
+    payload = torch.load(path, weights_only=True)
+    payload["state"]["step"]["optimizer"] = {"state": {}, "param_groups": []}
+    torch.save(payload, path)
+    with caplog.at_level(logging.WARNING, logger="attnverify.checkpoint"):
+        got = train_group([spec], checkpoints=CheckpointDir(tmp_path))
+    assert "not used" in caplog.text
+    assert_identical(train_group([spec]), got)
+
+
+def test_a_killed_save_leaves_nothing_that_clear_misses(tmp_path):
+    root = CheckpointDir(tmp_path)
+    (tmp_path / ".0123.pt.42.abc").write_bytes(b"partial")
+    (tmp_path / "0123.pt").write_bytes(b"state")
+    (tmp_path / "0123.json").write_text("{}")
+    assert root.clear() == 1 and not list(tmp_path.iterdir())
 
 
 def test_a_short_run_writes_no_checkpoint(tmp_path):

@@ -1,6 +1,8 @@
-"""``musat.depth_grows_logarithmically`` on constructed results: both cells must decide (learned
-at the bound, near chance one hop past it); either failing refutes; a control that learns
-nothing, a cell off the bound's step and quick are not testable; the figure draws both bounds."""
+"""``musat.depth_step_at_refined_bound`` on constructed results: both step cells must decide
+(learned at the bound, near chance one hop past it) in their group-sequential designs; either
+failing refutes; the second look is trained only for a cell whose design continues; controls
+that learn too little, a cell off the bound's step and quick are not testable; the figure
+draws both bounds."""
 
 from __future__ import annotations
 
@@ -9,77 +11,106 @@ import pytest
 
 from attnverify import theory
 from attnverify.compare import Verdict
-from attnverify.compare.claims.musat import DepthGrowsLogarithmically
+from attnverify.compare.claim import ClaimKind
+from attnverify.compare.claims.musat import DepthStepAtRefinedBound
 from attnverify.compare.claims.musat.depth_step import largest_solved
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
+
+LEARNS, CHANCE = 0.99, 0.26
 
 
 def fake(spec, final: float) -> RunResult:
     diverged = not np.isfinite(final)
     return RunResult(spec=spec, status="diverged" if diverged else "ok",
                      eval_steps=np.asarray([0, 100, 200]),
-                     metrics={"query_acc": np.asarray([0.0, 0.1, final if not diverged
-                                                       else np.nan])},
+                     metrics={"query_acc": np.asarray([0.0, 0.1, np.nan if diverged
+                                                       else final])},
                      train_loss=np.zeros(1))
 
 
-def assess(at_bound, past_bound, control, **changes):
-    claim = DepthGrowsLogarithmically()
+def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), **changes):
+    """Run the claim's stages on the given final accuracies (by cell, in seed order): the
+    first look, then whatever its followup asks for. Returns the assessment and how many
+    runs each step cell trained."""
+    claim = DepthStepAtRefinedBound()
     params = {**claim.params("full"), **changes}
-    specs = claim.specs(params)
-    accs = [*at_bound, *past_bound, *control]
-    assert len(specs) == len(accs)
-    return claim.assess(params, [fake(s, a) for s, a in zip(specs, accs, strict=True)])
+    accs = {cell[:2]: list(values) for cell, values in zip(
+        claim.cells(params), (at_bound, past_bound, *controls), strict=True)}
+    trained = {key: 0 for key in accs}
+
+    def run(specs):
+        out = []
+        for s in specs:
+            key = (s.task.D, s.model.layers)
+            out.append(fake(s, accs[key][trained[key]]))
+            trained[key] += 1
+        return out
+
+    results = run(claim.specs(params))
+    while more := claim.followup(params, results):
+        results += run(more)
+    counts = [trained[cell[:2]] for cell in claim.cells(params)[:2]]
+    return claim.assess(params, results), counts
 
 
-LEARNS, CHANCE = 0.99, 0.26
-
-
-@pytest.mark.parametrize(("at_bound", "past_bound", "control", "verdict", "reason", "words"), [
-    ([LEARNS] * 6, [CHANCE] * 6, [LEARNS] * 3, Verdict.CONFIRMED, Reason.DECIDED,
-     "Intersection-union p = 0.0156"),
-    # 5 of 6 is neither: the exact test needs 6 of 6 (p = 0.11 at 5), and 5 of 6 does not
-    # reject p >= 0.9
-    ([LEARNS] * 5 + [0.3], [CHANCE] * 6, [LEARNS] * 3, Verdict.INCONCLUSIVE,
-     Reason.BUDGET_REACHED, "look 1 of 1 at 6 seeds: 5"),
-    # models at the bound do not learn while one layer more does: refuted at this budget
-    ([0.3] * 6, [CHANCE] * 6, [LEARNS] * 3, Verdict.REFUTED, Reason.DECIDED,
+@pytest.mark.parametrize(("at_bound", "past_bound", "verdict", "reason", "trained", "words"), [
+    ([LEARNS] * 12, [CHANCE] * 12, Verdict.CONFIRMED, Reason.DECIDED, [12, 12],
+     "Intersection-union p = 0.000244"),
+    # 9 of 12 learned is neither: confirm needs 10, refute at 8 or fewer
+    ([LEARNS] * 9 + [0.3] * 3, [CHANCE] * 12, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
+     [12, 12], "look 2 of 2 at 12 seeds: 9"),
+    # models at the bound do not learn: futility at the first look, no second block for them
+    ([0.3] * 12, [CHANCE] * 12, Verdict.REFUTED, Reason.DECIDED, [6, 12],
      "models at the bound do not learn"),
-    # one hop past the bound, models learn: the bound does not hold for trained models
-    ([LEARNS] * 6, [LEARNS] * 3 + [CHANCE] * 3, [LEARNS] * 3, Verdict.REFUTED,
-     Reason.DECIDED, "models past the bound learn"),
-    # the control learns in 1 of 3: the budget learns nothing at D = 2
-    ([0.3] * 6, [CHANCE] * 6, [LEARNS] + [0.3] * 2, Verdict.INCONCLUSIVE,
-     Reason.NOT_TESTABLE, "the control learned in 1 of 3"),
-    # a diverged seed at the bound did not learn; past the bound it makes the cell untestable
-    ([LEARNS] * 5 + [np.nan], [CHANCE] * 6, [LEARNS] * 3, Verdict.INCONCLUSIVE,
-     Reason.BUDGET_REACHED, "5 of 6 seeds learned"),
-    ([LEARNS] * 6, [CHANCE] * 5 + [np.nan], [LEARNS] * 3, Verdict.INCONCLUSIVE,
-     Reason.NOT_TESTABLE, "diverged"),
+    # one hop past the bound, models score above chance + 0.1: the bound fails in training
+    ([LEARNS] * 12, [LEARNS, CHANCE] * 6, Verdict.REFUTED, Reason.DECIDED, [12, 6],
+     "models past the bound score above 0.35"),
+    # a diverged seed at the bound did not learn
+    ([LEARNS] * 9 + [np.nan] * 3, [CHANCE] * 12, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
+     [12, 12], "9 of 12 seeds learned"),
 ])
-def test_rule(at_bound, past_bound, control, verdict, reason, words):
-    a = assess(at_bound, past_bound, control)
+def test_rule(at_bound, past_bound, verdict, reason, trained, words):
+    a, counts = staged(at_bound, past_bound)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
-    assert words in a.explanation
+    assert counts == trained and words in a.explanation
+
+
+@pytest.mark.parametrize("controls", [
+    ([LEARNS] + [0.3] * 2, [LEARNS] * 3),      # the at-bound side's control: 1 of 3
+    ([LEARNS] * 3, [LEARNS] + [np.nan] * 2),   # the past-bound side's: diverged runs fail
+])
+def test_controls_that_learn_too_little_make_it_not_testable(controls):
+    a, _ = staged([0.3] * 12, [CHANCE] * 12, controls=controls)
+    assert a.reason is Reason.NOT_TESTABLE and "a control learned in fewer than half" \
+        in a.explanation
+
+
+def test_a_diverged_run_past_the_bound_makes_it_not_testable():
+    a, _ = staged([LEARNS] * 12, [CHANCE] * 11 + [np.nan])
+    assert a.reason is Reason.NOT_TESTABLE and "diverged" in a.explanation
 
 
 def test_a_cell_off_the_step_of_the_bound_is_not_testable():
-    # D = 3 with 2 layers is past the step already (refined(3) = 3)
-    a = assess([LEARNS] * 6, [CHANCE] * 6, [LEARNS] * 3, step=(3, 2, 0))
-    assert a.reason is Reason.NOT_TESTABLE and "not a step of the refined bound" in a.explanation
-    # one layer: fails under any mechanism
-    a = assess([LEARNS] * 6, [CHANCE] * 6, [LEARNS] * 3, step=(1, 1, 0))
-    assert a.reason is Reason.NOT_TESTABLE and "one layer" in a.explanation
+    claim = DepthStepAtRefinedBound()
+    for step, words in (((3, 2, 4), "not a step of the refined bound"), ((1, 1, 4), "one layer")):
+        params = {**claim.params("full"), "step": step}
+        a = claim.assess(params, [])
+        assert a.reason is Reason.NOT_TESTABLE and words in a.explanation
 
 
 def test_quick_trains_nothing_and_says_why():
-    claim = DepthGrowsLogarithmically()
+    claim = DepthStepAtRefinedBound()
     params = claim.params("quick")
-    assert claim.specs(params) == []
+    assert claim.specs(params) == [] and claim.followup(params, []) == []
     a = claim.assess(params, [])
     assert a.reason is Reason.NOT_TESTABLE and "calibration seeds 900 to 902" in a.explanation
     assert claim.figures(params, [], a) == {}
+
+
+def test_it_is_a_derived_prediction_of_the_refined_bound():
+    claim = DepthStepAtRefinedBound()
+    assert claim.kind is ClaimKind.DERIVED and "refined bound" in claim.statement
 
 
 @pytest.mark.parametrize("t", [2, 3, 4, 5])
@@ -90,20 +121,21 @@ def test_largest_solved_is_where_the_refined_bound_steps(t):
 
 
 @pytest.mark.parametrize("t", [2, 3])  # the falsify space
-def test_the_step_cells_of_a_point(t):
+def test_the_cells_of_a_point(t):
     D = largest_solved(t)
-    claim = DepthGrowsLogarithmically()
+    claim = DepthStepAtRefinedBound()
     assert claim.space["t"].low <= t <= claim.space["t"].high
     params = {**claim.params("smoke"), **claim.point_params({"t": t})}
+    claim.check_params(params)
     shapes = [(s.task.D, s.model.layers) for s in claim.specs(params)]
-    assert sorted(set(shapes)) == sorted({(D, t), (D + 1, t), (D, t + 1)})
+    assert sorted(set(shapes)) == sorted({(D, t), (D + 1, t), (D, t + 1), (D + 1, t + 2)})
 
 
 def test_the_figure_draws_the_cells_and_both_bounds():
-    claim = DepthGrowsLogarithmically()
+    claim = DepthStepAtRefinedBound()
     params = claim.params("full")
     specs = claim.specs(params)
-    accs = [LEARNS] * 6 + [CHANCE] * 6 + [LEARNS] * 3
+    accs = [LEARNS] * 6 + [CHANCE] * 6 + [LEARNS] * 6
     results = [fake(s, a) for s, a in zip(specs, accs, strict=True)]
     a = claim.assess(params, results)
     fig = claim.figures(params, results, a)["depth_step"]

@@ -4,7 +4,7 @@ says so."""
 
 from attnverify.compare.claims.musat.bounds import ConstructionMeetsBound, DepthBoundClosedForm
 from attnverify.compare.claims.musat.composition import HeadsComposeSubchains
-from attnverify.compare.claims.musat.depth_step import DepthGrowsLogarithmically
+from attnverify.compare.claims.musat.depth_step import DepthStepAtRefinedBound
 from attnverify.compare.claims.musat.emergence import DepthsEmergeInOrder, HeadsEmergeInSequence
 from attnverify.compare.claims.musat.lens import TargetAppearsAtBound
 from attnverify.compare.claims.musat.prompting import LlmsSolveByPrompting
@@ -18,7 +18,7 @@ CLAIMS = (
     DepthBoundClosedForm,
     ConstructionMeetsBound,
     ShallowModelsFail,
-    DepthGrowsLogarithmically,
+    DepthStepAtRefinedBound,
     SufficientDepthLearns,
     TargetAppearsAtBound,
     ImplicitCurriculumNeeded,

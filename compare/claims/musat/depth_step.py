@@ -1,27 +1,28 @@
-"""``musat.depth_grows_logarithmically``: the empirical content of the depth theorem (spec
-§2.1-2.3): the fewest layers with which trained transformers learn the retrieval task follow
-the bound, which grows like log_3 D.
+"""``musat.depth_step_at_refined_bound``: one step of the depth bound in trained models (spec
+§2.1-2.3). Derived here: the step is that of the refined bound, not of the paper's theorem.
 
-The test sits at a step of the bound. With t layers, the bound allows chains up to some
-D_t; one hop more needs t + 1 layers. So at (D_t, t) trained models should learn, and at
-(D_t + 1, t) they should stay near chance. The bound used is the one that holds for this
-project's formulation, whose query is a separate token: the refined variant 3^t >= 4D + 1
-(derived here, not the paper's theorem; the written-down construction meets it exactly,
+With t layers, the bound allows chains up to some D_t; one hop more needs t + 1 layers. So at
+(D_t, t) trained models should learn, and at (D_t + 1, t) they should stay near chance. The
+bound used is the one that holds for this project's formulation, whose query is a separate
+token: the refined variant 3^t >= 4D + 1 (derived here from the paper's information-flow game;
+the written-down construction meets it exactly,
 docs/derivations.md#information-flow-game-and-refined-bound). Its first step with t >= 2 is
-D = 2 -> 3 at t = 2 (the paper's own bound steps at D = 4 -> 5 there; its architecture is
-unknown). The at-bound side also separates composition from chaining: one link per layer needs
-D + 1 = 3 layers at D = 2, so a model that learns with 2 has composed sub-chains.
+D = 2 -> 3 at t = 2; the paper's own bound allows 2 layers up to D = 4, so no outcome here can
+contradict Theorem 1: the claim tests this project's derivation, and whether trained models
+reach it. One step is not the growth: the log_3 growth (against, say, one more layer per hop)
+shows only over several steps, and the next one (t = 3: D = 6 -> 7) is not trained. What the
+at-bound side adds: one link per layer needs D + 1 = 3 layers at D = 2, so a model that learns
+with 2 has composed.
 
-A control at D_t with t + 1 layers must learn in at least half of its seeds: otherwise the
-budget learns nothing at this D and neither cell says anything about depth.
+Each side has a control with one layer more than the refined bound at its D (D_t with t + 1,
+D_t + 1 with t + 2), which must learn in at least half of its seeds: otherwise the budget learns
+nothing there and that cell says nothing about depth.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
-
-import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
@@ -30,6 +31,7 @@ from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
     BUDGET,
     CHANCE_MARGIN,
+    DECISION_SEEDS,
     FINAL,
     LEARNED,
     SEEDS,
@@ -37,77 +39,99 @@ from attnverify.compare.claims.musat.protocols import (
     SUFFICIENT_DESIGN,
 )
 from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, diverged_note
-from attnverify.compare.claims.musat.runs import RETRIEVAL, Cell, final_query, finished
+from attnverify.compare.claims.musat.runs import (
+    RETRIEVAL,
+    Cell,
+    final_query,
+    finished,
+    retrieval_spec,
+)
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.sequential import LookResult, SequentialDesign, Stop
 from attnverify.compare.space import Dimension
-from attnverify.empirics import RunResult
+from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-QUICK_CALIBRATION = ("at the quick budget (d_model 32, 4000 steps) models at exactly the bound "
-                     "did not learn: calibration seeds 900 to 902 at D = 2 with 2 layers and 4 "
-                     "distractors ended at query accuracy 0.13, 0.07 and 0.06 (chance 0.25)")
+QUICK_NOT_TRAINED = (
+    "quick trains nothing: at its budget (d_model 32, 4000 steps) learning at or one layer above "
+    "the refined bound is unreliable, so the controls would fail the precondition (development "
+    "runs at the refined bound + 1 learned in 1 of 3 seeds in 8000 steps, which is why quick's "
+    "learning cell has the refined bound + 2 layers; calibration seeds 900 to 902 at the bound, "
+    "D = 2 with 2 layers and 4 distractors, ended at query accuracy 0.13, 0.07 and 0.06, chance "
+    "0.25); full decides")
 STEP: dict[str, dict[str, Any]] = {
     # step: (D_t, t, distractors), the largest D that t layers solve under the refined bound;
-    # the cells are (D_t, t), (D_t + 1, t) and the control (D_t, t + 1), with step_seeds seeds
-    # at the step (6: the fewest with which the exact tests can confirm, 6 of 6 at p = 0.016)
-    # and control_seeds in the control. Quick trains nothing (QUICK_CALIBRATION)
-    "smoke": {"step": (2, 2, 0), "step_seeds": 2, "control_seeds": 2},
-    "quick": {"step": None, "step_seeds": 0, "control_seeds": 0},
-    "full": {"step": (2, 2, 0), "step_seeds": 6, "control_seeds": 3},
+    # the step cells (D_t, t) and (D_t + 1, t) train in looks of step_looks seeds, the controls
+    # (D_t, t + 1) and (D_t + 1, t + 2) with control_seeds each. 4 distractor statements, as in
+    # quick's shallow cell, so that no fixed slot can be read. Quick trains nothing
+    "smoke": {"step": (2, 2, 4), "step_looks": (2,), "control_seeds": 2},
+    "quick": {"step": None, "step_looks": (6, 12), "control_seeds": 0},
+    "full": {"step": (2, 2, 4), "step_looks": (6, 12), "control_seeds": 3},
 }
 STEP_PROTOCOL = Protocol(
     endpoint=("per seed: at a step of the refined bound, whether t layers learn the query "
               "(final accuracy >= 0.9) at the largest D they solve, D_t, and whether they stay "
               "near chance (<= 1/K + 0.1) one hop further, at D_t + 1"),
-    unit="two per-seed indicators, one per cell (a diverged run at the bound did not learn)",
+    unit=("two per-seed indicators, one per step cell (a diverged run at the bound did not "
+          "learn; a diverged run past it makes the claim not testable)"),
     h0=("at the bound, models learn in at most half of the seeds, or one hop past it they stay "
         "near chance in at most half"),
     h1=("at the bound they learn in 90% of the seeds or more, and one hop past it they stay "
         "near chance in 95% or more"),
-    test=("two exact binomial tests, one look of n seeds each (the designs of "
-          "musat.sufficient_depth_learns and musat.shallow_models_fail); an intersection-union "
-          "test: both must reach their efficacy boundary"),
-    confirm="both counts reach their efficacy boundary (6 of 6 each at full)",
-    refute="either count falls to its futility boundary",
+    test=("two group-sequential exact binomial designs (those of musat.sufficient_depth_learns "
+          "and musat.shallow_models_fail), looks at 6 and 12 seeds per step cell at full, "
+          "O'Brien-Fleming-type spending, binding futility; an intersection-union test: the "
+          "larger of the two stage-wise p-values"),
+    confirm=("both counts reach their efficacy boundary (at full: not at 6 seeds; 10 of 12 "
+             "each)"),
+    refute=("either count falls to its futility boundary (at most 3 of 6 or 8 of 12 learned; "
+            "at most 3 of 6 or 9 of 12 near chance)"),
     alpha=0.025, beta=0.10, readout=FINAL, frozen=FROZEN,
-    precondition=("the cells sit at a step of the refined bound (refined(D_t) = t < "
+    error_rates=("confirmed at most 0.025 under H0 (intersection-union); at full, with both "
+                 "rates at H1 (0.9 and 0.95), confirmed 0.87 and refuted 0.05 (exact, "
+                 "compare.sequential); either futility refutes, so the refutation rate under "
+                 "H1 is at most the sum of the two designs' (0.05 computed)"),
+    precondition=("the step cells sit at a step of the refined bound (refined(D_t) = t < "
                   "refined(D_t + 1)) with t >= 2 (one layer fails for reasons that have "
-                  "nothing to do with depth); a control at D_t with t + 1 layers learns in at "
-                  "least half of its seeds; every seed one hop past the bound finished"),
+                  "nothing to do with depth); each has a control with the refined bound + 1 "
+                  "layers at its D that learns in at least half of its seeds (a diverged "
+                  "control run did not learn); every seed one hop past the bound finished"),
     secondary=("the mean final query accuracy of each cell",
-               "the heat map of the three cells with both bounds"),
+               "the heat map of the four cells with both bounds"),
     seeds=(*SEEDS, SeedBlock(SeedUse.CALIBRATION, 900, note="the at-bound cell at the quick "
                                                             "budget (3 seeds)")),
-    weaknesses=("one step of the bound (t = 2): that t layers learn exactly up to D_t is "
-                "tested once; the growth over D beyond it is not measured (the heat map's grid "
-                "was cut for cost)",
+    weaknesses=("one step of the bound (t = 2, D = 2 -> 3): the log_3 growth over D is not "
+                "measured (the next step, D = 6 -> 7 with 3 layers, is not trained)",
                 "the bound is the refined variant for a separate query token, derived here; "
-                "the paper's bound steps elsewhere (D = 4 -> 5 at t = 2)",
+                "the paper's bound allows 2 layers up to D = 4, so no outcome contradicts "
+                "Theorem 1",
                 "'at the bound' asks the optimizer for the tightest circuit: a refutation can "
-                "be the budget's, which the control only partly rules out", BUDGET,
-                f"quick trains nothing: {QUICK_CALIBRATION}"))
+                "be the budget's, which the controls only partly rule out", BUDGET,
+                QUICK_NOT_TRAINED))
 
 
-class DepthGrowsLogarithmically(RetrievalClaim):
-    """``musat.depth_grows_logarithmically``: trained models learn with t layers exactly up to
-    the D the bound allows and fail one hop further (module docstring).
+class DepthStepAtRefinedBound(RetrievalClaim):
+    """``musat.depth_step_at_refined_bound``: trained models learn with t layers exactly up to
+    the D the refined bound allows and stay near chance one hop further (module docstring).
 
-    Protocol (``STEP_PROTOCOL``): an exact binomial test per cell (learned at the bound: H0
-    p <= 0.5 against H1 p >= 0.9; near chance past it: H0 p <= 0.5 against H1 p >= 0.95),
-    both must confirm; either refuting refutes. Not testable where the control with one layer
-    more does not learn in half of its seeds, and at quick, which trains nothing."""
+    Protocol (``STEP_PROTOCOL``): a group-sequential exact binomial design per step cell
+    (learned at the bound: H0 p <= 0.5 against H1 p >= 0.9; near chance past it: H0 p <= 0.5
+    against H1 p >= 0.95), the next block of a cell trained only while its design continues;
+    both must confirm; either refuting refutes. Not testable where a control with one layer
+    more than the refined bound does not learn in half of its seeds, and at quick, which
+    trains nothing."""
 
-    id = "musat.depth_grows_logarithmically"
-    kind = ClaimKind.PAPER
+    id = "musat.depth_step_at_refined_bound"
+    kind = ClaimKind.DERIVED
     protocol = STEP_PROTOCOL
     code_version = 1
-    statement = ("The fewest layers with which trained models learn the task follow the bound, "
-                 "which grows like log_3 D: at a step of the bound, t layers learn at the "
-                 "largest D they can solve and stay near chance one hop further.")
+    statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
+                 "derived here), trained models with t layers learn the query at the largest D "
+                 "they can solve and stay near chance one hop further: one step of the "
+                 "logarithmic growth, in training.")
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         profile: RETRIEVAL[profile] | STEP[profile] for profile in RETRIEVAL}
     space: ClassVar[dict[str, Dimension]] = {
@@ -118,7 +142,7 @@ class DepthGrowsLogarithmically(RetrievalClaim):
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
         t = point["t"]
-        return {"step": (largest_solved(t), t, 0), "step_seeds": 3, "control_seeds": 3}
+        return {"step": (largest_solved(t), t, 4), "step_looks": (6, 12), "control_seeds": 3}
 
     def check_params(self, params: dict[str, Any]) -> None:
         super().check_params(params)
@@ -127,58 +151,104 @@ class DepthGrowsLogarithmically(RetrievalClaim):
                                      and step[0] >= 1 and step[1] >= 1 and step[2] >= 0):
             raise ValueError(f"step must be None or (D, t, distractors) with D, t >= 1; got "
                              f"{step!r}")
+        self.designs(params)
+
+    @staticmethod
+    def designs(params: dict[str, Any]) -> tuple[SequentialDesign, SequentialDesign]:
+        """The designs of the at-bound cell (learned) and of the past-bound cell (near
+        chance)."""
+        looks = tuple(params["step_looks"])
+        return SequentialDesign(looks, **SUFFICIENT_DESIGN), SequentialDesign(looks,
+                                                                            **SHALLOW_DESIGN)
+
+    @staticmethod
+    def cells(params: dict[str, Any]) -> list[tuple[int, int, int]]:
+        """The at-bound and past-bound cells, then their controls."""
+        D, t, distractors = params["step"]
+        return [(D, t, distractors), (D + 1, t, distractors), (D, t + 1, distractors),
+                (D + 1, t + 2, distractors)]
 
     def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
         if params["step"] is None:
             return []
-        D, t, distractors = params["step"]
-        return [((D, t, distractors), True, params["step_seeds"]),
-                ((D + 1, t, distractors), True, params["step_seeds"]),
-                ((D, t + 1, distractors), True, params["control_seeds"])]
+        first, controls = params["step_looks"][0], params["control_seeds"]
+        return [(cell, True, n) for cell, n in zip(self.cells(params),
+                                                   (first, first, controls, controls),
+                                                   strict=True)]
+
+    def staged(self, params: dict[str, Any]) -> bool:
+        return params["step"] is not None
+
+    def seed_plan(self, params: dict[str, Any]) -> str:
+        return "per step cell: " + self.designs(params)[0].seed_text() if self.staged(params) \
+            else ""
+
+    def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
+        if params["step"] is None:
+            return []
+        at_bound, past_bound, _, _ = self.by_cell(params, results)
+        learn_design, fail_design = self.designs(params)
+        limit = 1 / params["K"] + CHANCE_MARGIN
+        pending = [(cell, design.pending(outcomes)) for cell, design, outcomes in (
+            (self.cells(params)[0], learn_design, [_learned(r) for r in at_bound]),
+            (self.cells(params)[1], fail_design, [_near(r, limit) for r in past_bound]))]
+        return [retrieval_spec(params, cell, True, DECISION_SEEDS + i)
+                for cell, seeds in pending for i in seeds]
+
+    def by_cell(self, params: dict[str, Any],
+                results: Sequence[RunResult]) -> list[list[RunResult]]:
+        """The results of each cell (:meth:`cells`), in seed order (a followup's runs come
+        after the first stage's)."""
+        out: dict[tuple[int, int], list[RunResult]] = {
+            (D, layers): [] for D, layers, _ in self.cells(params)}
+        for r in sorted(results, key=lambda r: r.spec.seed):
+            out[(r.spec.task.D, r.spec.model.layers)].append(r)
+        return list(out.values())
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         if params["step"] is None:
-            return self._not_testable(f"{QUICK_CALIBRATION}, so quick cannot test whether they "
-                                      f"do; full trains the step D = 2 -> 3 with 2 layers")
+            return self._not_testable(QUICK_NOT_TRAINED)
         D, t, _ = params["step"]
-        at_bound, past_bound, control = self.groups(params, results)
         if untestable := _step_untestable(D, t):
             return self._not_testable(untestable)
-        control_accs, _ = finished([final_query(r) for r in control])
-        learned_control = sum(a >= LEARNED for a in control_accs)
-        at_accs = [final_query(r) for r in at_bound]
-        learned = [bool(np.isfinite(a) and a >= LEARNED) for a in at_accs]
-        past_accs, past_diverged = finished([final_query(r) for r in past_bound])
+        at_bound, past_bound, *controls = self.by_cell(params, results)
         limit = 1 / params["K"] + CHANCE_MARGIN
+        learned = [_learned(r) for r in at_bound]
+        past_accs, past_diverged = finished([final_query(r) for r in past_bound])
         near = [a <= limit for a in past_accs]
+        control_learned = [sum(_learned(r) for r in runs) for runs in controls]
         why = (f"refined bound: {t} layers solve D <= {D}, D = {D + 1} needs {t + 1}. At "
                f"D = {D} with {t} layers {sum(learned)} of {len(learned)} seeds learned the "
-               f"query (final accuracy {_accs(at_accs)}); at D = {D + 1} with {t} layers "
-               f"{sum(near)} of {len(near)} stayed near chance (<= {limit:.2f}; "
-               f"{_accs(past_accs)}){diverged_note(past_diverged)}; control D = {D} with "
-               f"{t + 1} layers: {learned_control} of {len(control_accs)} learned")
-        if 2 * learned_control < len(control_accs) or not control_accs:
+               f"query (final accuracy {_accs([final_query(r) for r in at_bound])}); at "
+               f"D = {D + 1} with {t} layers {sum(near)} of {len(near)} stayed near chance "
+               f"(<= {limit:.2f}; {_accs(past_accs)}){diverged_note(past_diverged)}; controls: "
+               f"D = {D} with {t + 1} layers {control_learned[0]} of {len(controls[0])} "
+               f"learned, D = {D + 1} with {t + 2} layers {control_learned[1]} of "
+               f"{len(controls[1])}")
+        n_seeds = len(results)
+        if not all(runs and 2 * k >= len(runs)
+                   for k, runs in zip(control_learned, controls, strict=True)):
             return self._not_testable(
-                f"the control learned in {learned_control} of {len(control_accs)} seeds: the "
-                f"budget learns nothing at D = {D}, so neither cell says anything about depth "
-                f"(a longer budget would make it testable). {why}", len(at_accs))
+                f"a control learned in fewer than half of its seeds: the budget learns too "
+                f"little there for a cell with fewer layers to say anything about depth (a "
+                f"longer budget would make it testable). {why}", n_seeds)
         if past_diverged:
             return self._not_testable(f"{past_diverged} seed(s) one hop past the bound "
-                                      f"diverged. {why}", len(at_accs))
-        learn_design = SequentialDesign((params["step_seeds"],), **SUFFICIENT_DESIGN)
-        fail_design = SequentialDesign((params["step_seeds"],), **SHALLOW_DESIGN)
+                                      f"diverged. {why}", n_seeds)
+        learn_design, fail_design = self.designs(params)
         learn, fail = learn_design.decide(learned), fail_design.decide(near)
         why += (f". At the bound: {learn_design.look_text(learn)}; past it: "
                 f"{fail_design.look_text(fail)}")
         verdict, reason = _combined(learn, fail)
         p_value = None
-        if verdict is Verdict.CONFIRMED:
+        if Stop.CONTINUE not in (learn.stop, fail.stop):
             p_value = max(learn_design.p_value(learn), fail_design.p_value(fail))
             why += f". Intersection-union p = {p_value:.3g}"
-        elif verdict is Verdict.REFUTED:
-            sides = [name for name, r in (("models at the bound do not learn", learn),
-                                          ("models past the bound learn", fail))
-                     if r.stop is Stop.FUTILITY]
+        if verdict is Verdict.REFUTED:
+            sides = [name for name, r in (
+                ("models at the bound do not learn", learn),
+                (f"models past the bound score above {limit:.2f}", fail))
+                if r.stop is Stop.FUTILITY]
             why += ". Refuted: " + " and ".join(sides) + " (at this budget)"
         return Assessment(
             verdict=verdict, reason=reason, p_value=p_value,
@@ -186,24 +256,27 @@ class DepthGrowsLogarithmically(RetrievalClaim):
                     f"(refined bound)"),
             empirical=Measurement(min(sum(learned) / len(learned), sum(near) / len(near))
                                   if learned and near else None,
-                                  quantity="the smaller of the two seed fractions",
-                                  at=self.describe(params, (D, t, params["step"][2]), True)),
+                                  quantity=("the smaller of the two seed fractions (learned "
+                                            "at the bound, near chance past it)"),
+                                  at=self.describe(params, self.cells(params)[0], True)),
             statistic=f"seeds learned at the bound and near chance past it. {RECONSTRUCTION}",
             tolerance=Tolerance("learned: query >= 0.9; near chance: 1/K + 0.1; exact "
-                                "binomial tests, intersection-union",
+                                "group-sequential binomial designs, intersection-union",
                                 {"learned": LEARNED, "near_chance": limit,
                                  "learn_design": SUFFICIENT_DESIGN,
                                  "fail_design": SHALLOW_DESIGN}),
-            explanation=why, n_seeds=len(at_accs) + len(past_accs),
-            details={"at_bound": at_accs, "past_bound": past_accs, "control": control_accs})
+            explanation=why, n_seeds=n_seeds,
+            details={"at_bound": [final_query(r) for r in at_bound], "past_bound": past_accs,
+                     "controls": [[final_query(r) for r in runs] for runs in controls]})
 
     def figures(self, params: dict[str, Any], results: Sequence[RunResult],
                 assessment: Assessment) -> dict[str, Figure]:
-        plan = self.plan(params)
-        if not plan:
+        if params["step"] is None or not results:
             return {}
-        return {"depth_step": depth_heatmap(params, plan, self.groups(params, results),
-                                            refined=True)}
+        groups = self.by_cell(params, results)
+        plan = [(cell, True, len(runs)) for cell, runs in zip(self.cells(params), groups,
+                                                              strict=True)]
+        return {"depth_step": depth_heatmap(params, plan, groups, refined=True)}
 
     def _not_testable(self, why: str, n_seeds: int = 0) -> Assessment:
         return Assessment(
@@ -218,6 +291,16 @@ def largest_solved(t: int) -> int:
     """D_t: the largest chain that ``t`` layers solve under the refined bound (3^t >= 4D + 1),
     0 when none does."""
     return (3 ** t - 1) // 4
+
+
+def _learned(result: RunResult) -> bool:
+    """Learned the query; a diverged run did not."""
+    return not result.diverged and final_query(result) >= LEARNED
+
+
+def _near(result: RunResult, limit: float) -> bool:
+    """Near chance; a diverged run counts as not near (the claim is then not testable)."""
+    return not result.diverged and final_query(result) <= limit
 
 
 def _step_untestable(D: int, t: int) -> str:
