@@ -29,7 +29,9 @@ class Adam(OptimizerConfig):
         require(isinstance(self.lr, int | float) and self.lr > 0, "optimizer.lr", "> 0", self.lr)
 
     def build(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
-        return torch.optim.Adam(params, lr=self.lr)
+        # a plain float (the same value): a NumPy scalar in the optimizer's state would make a
+        # checkpoint unreadable under torch.load(weights_only=True)
+        return torch.optim.Adam(params, lr=float(self.lr))
 
 
 @dataclass(frozen=True)
@@ -42,4 +44,4 @@ class SGD(OptimizerConfig):
         require(isinstance(self.lr, int | float) and self.lr > 0, "optimizer.lr", "> 0", self.lr)
 
     def build(self, params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
-        return torch.optim.SGD(params, lr=self.lr)
+        return torch.optim.SGD(params, lr=float(self.lr))  # a plain float, as for Adam

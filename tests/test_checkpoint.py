@@ -77,12 +77,29 @@ def assert_identical(expected, got) -> None:
             np.testing.assert_array_equal(b[name], a[name], err_msg=name)
 
 
+@dataclass(frozen=True)
+class Resuming(CheckpointDir):
+    """Records the step of each checkpoint it hands back (None: none usable)."""
+
+    loaded: list = dataclasses.field(default_factory=list)
+
+    def load(self, keys, batched):
+        saved = super().load(keys, batched)
+        self.loaded.append(None if saved is None else saved[0])
+        return saved
+
+
 def interrupted_then_resumed(specs, tmp_path: Path, kill_after: int = 2, batched=None):
+    """Train ``specs`` until the ``kill_after``-th checkpoint, then again: the second run must
+    resume from that checkpoint."""
     killer = KilledAfterSave(tmp_path, interval_s=0.0, kill_after=kill_after)
     with pytest.raises(Killed):
         train_group(specs, batched=batched, checkpoints=killer)
     assert len(list(tmp_path.glob("*.pt"))) == 1
-    return train_group(specs, batched=batched, checkpoints=CheckpointDir(tmp_path)), killer
+    resuming = Resuming(tmp_path)
+    results = train_group(specs, batched=batched, checkpoints=resuming)
+    assert resuming.loaded == [killer.saves[-1]]
+    return results, killer
 
 
 @pytest.mark.parametrize("make, batched", [
@@ -281,3 +298,14 @@ def test_a_checkpointed_unit_keeps_its_composition_in_the_next_sweep(tmp_path, c
     assert "its checkpoint is at step 10 of 30" in caplog.text
     assert "from its checkpoint at step 10" in caplog.text
     assert_identical(train_group(unit), [got[2], got[0]])
+
+
+def test_a_numpy_learning_rate_still_checkpoints(tmp_path, caplog):
+    # the spec accepts np.float64 (a float subclass); the saved optimizer state must stay
+    # readable by torch.load(weights_only=True), or every checkpoint would be set aside
+    spec = copying(0, optimizer=Adam(np.float64(1e-2)))
+    expected = train_group([spec])
+    with caplog.at_level(logging.INFO, logger="attnverify.checkpoint"):
+        resumed, _ = interrupted_then_resumed([spec], tmp_path)
+    assert "from its checkpoint at step 10" in caplog.text and "not used" not in caplog.text
+    assert_identical(expected, resumed)
