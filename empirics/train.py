@@ -40,6 +40,7 @@ from attnverify.empirics.versions import versions
 
 log = logging.getLogger("attnverify.checkpoint")
 
+
 class TrainableModel(Protocol):
     """What the loop needs of a model (models are ``nn.Module`` subclasses)."""
 
