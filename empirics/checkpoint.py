@@ -30,8 +30,8 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,13 @@ class CheckpointInfo:
     def fraction_done(self) -> float:
         return self.step / self.steps if self.steps else 0.0
 
+    @classmethod
+    def read(cls, path: Path) -> CheckpointInfo:
+        """A sidecar file (OSError, ValueError, KeyError or TypeError when it is not one)."""
+        data = json.loads(path.read_text())
+        return cls(tuple(data["keys"]), bool(data["batched"]), int(data["step"]),
+                   int(data["steps"]), float(data["elapsed_s"]), float(data["saved_at"]))
+
 
 def unit_name(keys: Sequence[str], batched: bool) -> str:
     """The file name of a unit's checkpoint: a hash of its run keys in training order (the
@@ -72,7 +79,7 @@ def unit_name(keys: Sequence[str], batched: bool) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _replace_atomically(path: Path, write: Any) -> None:
+def _replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}")
     try:
         write(tmp)
@@ -104,9 +111,9 @@ class CheckpointDir:
         payload = {"format": FORMAT, "keys": list(keys), "batched": batched, "step": step,
                    "elapsed_s": elapsed_s, "state": state}
         _replace_atomically(state_path, lambda p: torch.save(payload, p))
-        info = {"format": FORMAT, "keys": list(keys), "batched": batched, "step": step,
-                "steps": steps, "elapsed_s": elapsed_s, "saved_at": time.time()}
-        _replace_atomically(info_path, lambda p: p.write_text(json.dumps(info, indent=1)))
+        info = CheckpointInfo(tuple(keys), batched, step, steps, elapsed_s, time.time())
+        text = json.dumps({"format": FORMAT, **asdict(info)}, indent=1)
+        _replace_atomically(info_path, lambda p: p.write_text(text))
 
     def load(self, keys: Sequence[str], batched: bool) -> tuple[int, float, dict[str, Any]] | None:
         """(step, training seconds so far, state) of the unit's checkpoint; None when there is
@@ -143,10 +150,7 @@ class CheckpointDir:
         found: dict[str, CheckpointInfo] = {}
         for path in sorted(self.root.glob("*.json")):
             try:
-                data = json.loads(path.read_text())
-                info = CheckpointInfo(tuple(data["keys"]), bool(data["batched"]),
-                                      int(data["step"]), int(data["steps"]),
-                                      float(data["elapsed_s"]), float(data["saved_at"]))
+                info = CheckpointInfo.read(path)
             except (OSError, ValueError, KeyError, TypeError):
                 continue
             found.update({key: info for key in info.keys})

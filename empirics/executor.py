@@ -141,7 +141,8 @@ class Executor(ABC):
         """
         labels = labels or {}
         unique = {spec.key(): spec for spec in specs}
-        found = {key: self.store.lookup(spec) for key, spec in unique.items()}
+        resuming = self.store.checkpoints.by_run()  # read once, not per run
+        found = {key: self.store.lookup(spec, resuming.get(key)) for key, spec in unique.items()}
         missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
             # disable=None: the bar on a terminal, a line a minute in logs; progress=False: none

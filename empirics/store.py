@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import platformdirs
 
-from attnverify.empirics.checkpoint import CheckpointDir
+from attnverify.empirics.checkpoint import CheckpointDir, CheckpointInfo
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.result_schema import ResultSchemaError, check_result
 from attnverify.empirics.spec import RunSpec
@@ -269,10 +269,11 @@ class RunStore:
             raise CorruptEntryError(entry, "key does not match its directory")
         return meta
 
-    def lookup(self, spec: RunSpec) -> RunResult | None:
-        """``get`` by spec, logging one line: cached, or missing (to be computed). A damaged
-        entry is never used: it is moved aside to ``ROOT/corrupt/`` (kept for inspection),
-        reported in one warning line, and reported missing so that the sweep recomputes it."""
+    def lookup(self, spec: RunSpec, checkpoint: CheckpointInfo | None = None) -> RunResult | None:
+        """``get`` by spec, logging one line: cached, or missing (to be computed; with
+        ``checkpoint``, the one it will resume from, where it stands). A damaged entry is never
+        used: it is moved aside to ``ROOT/corrupt/`` (kept for inspection), reported in one
+        warning line, and reported missing so that the sweep recomputes it."""
         key = spec.key()
         try:
             result = self.get(key)
@@ -283,9 +284,8 @@ class RunStore:
             log.warning("%s; moved to %s, recomputing", str(exc).split("; remove it")[0], aside)
             result = None
         if result is None:
-            info = self.checkpoints.by_run().get(key)
-            resumes = "" if info is None else \
-                f"; its checkpoint is at step {info.step} of {info.steps}"
+            resumes = "" if checkpoint is None else \
+                f"; its checkpoint is at step {checkpoint.step} of {checkpoint.steps}"
             log.info("compute %s %s (not in cache%s)", key, spec.label(), resumes)
         else:
             log.info("cached  %s %s", key, spec.label())

@@ -287,7 +287,7 @@ def _train_loop(specs: list[RunSpec], batched: bool,
     runs, earlier_s = _trained_runs(specs, batched, checkpoints)
     results = [run.result() for run in runs]
     if checkpoints is not None:  # only now: ``result`` computes the trained-state arrays
-        checkpoints.discard([spec.key() for spec in specs], batched)
+        checkpoints.discard([result.key for result in results], batched)
     # a run's share of the group's time, including the time before a resumed checkpoint
     share = (earlier_s + time.perf_counter() - start) / len(runs)
     for result in results:

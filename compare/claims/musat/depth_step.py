@@ -132,6 +132,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                  "derived here), trained models with t layers learn the query at the largest D "
                  "they can solve and stay near chance one hop further: one step of the "
                  "logarithmic growth, in training.")
+    untestable_theory = "learned at the bound, near chance one hop past it"
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         profile: RETRIEVAL[profile] | STEP[profile] for profile in RETRIEVAL}
     space: ClassVar[dict[str, Dimension]] = {
@@ -277,14 +278,6 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         plan = [(cell, True, len(runs)) for cell, runs in zip(self.cells(params), groups,
                                                               strict=True)]
         return {"depth_step": depth_heatmap(params, plan, groups, refined=True)}
-
-    def _not_testable(self, why: str, n_seeds: int = 0) -> Assessment:
-        return Assessment(
-            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-            theory="learned at the bound, near chance one hop past it",
-            empirical=Measurement(None), statistic=f"seed counts. {RECONSTRUCTION}",
-            tolerance=Tolerance("the protocol's precondition", {}),
-            explanation=f"not testable here: {why}", n_seeds=n_seeds)
 
 
 def largest_solved(t: int) -> int:

@@ -98,7 +98,7 @@ class ControlCellLensClaim(RetrievalClaim):
     ``untestable_theory``, what the claim expects, for their not-testable assessments."""
 
     cells = (("control", True),)
-    untestable_theory: ClassVar[str] = ""
+    untestable_statistic = "linear lens"
 
     def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
         return [("control", True, params["seeds"])] if params.get("control") else []
@@ -107,14 +107,6 @@ class ControlCellLensClaim(RetrievalClaim):
                 assessment: Assessment) -> dict[str, Figure]:
         learned = learned_with_lens(results)
         return {"lens": lens_figure(params, learned[0])} if learned else {}
-
-    def _not_testable(self, why: str, n_seeds: int = 0) -> Assessment:
-        return Assessment(
-            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-            theory=self.untestable_theory,
-            empirical=Measurement(None), statistic=f"linear lens. {RECONSTRUCTION}",
-            tolerance=Tolerance("the protocol's precondition", {}),
-            explanation=f"not testable here: {why}", n_seeds=n_seeds)
 
 
 class TargetAppearsAtBound(ControlCellLensClaim):

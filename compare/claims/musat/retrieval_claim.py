@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from attnverify import theory
-from attnverify.compare.claim import Claim
+from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
 from attnverify.compare.claims.musat.runs import (
     PAPER_RETRIEVAL,
@@ -16,6 +17,8 @@ from attnverify.compare.claims.musat.runs import (
     cell_shape,
     retrieval_spec,
 )
+from attnverify.compare.measurement import Measurement, Tolerance
+from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 
@@ -31,6 +34,10 @@ class RetrievalClaim(Claim):
     defaults: ClassVar[dict[str, dict[str, Any]]] = RETRIEVAL
     cells: ClassVar[tuple[tuple[str, bool], ...]] = ()
     """(cell, ic) groups this claim reads, each over every seed, in this order."""
+    untestable_theory: ClassVar[str] = ""
+    """What the claim expects, for its not-testable assessments (:meth:`_not_testable`)."""
+    untestable_statistic: ClassVar[str] = "seed counts"
+    """What the claim measures, for its not-testable assessments."""
     space: ClassVar[dict[str, Dimension]] = {
         # shortest chain first: the shrunk counterexample is the smallest D at which a model
         # with the refined bound + 1 layers fails the claim
@@ -63,3 +70,12 @@ class RetrievalClaim(Claim):
         return (f"D = {D}, {layers} layer(s), {'IC' if ic else 'query-only'}, K = {params['K']}, "
                 f"{distractors} distractor statements, d_model {params['d_model']}, "
                 f"{params['steps']} steps")
+
+    def _not_testable(self, why: str, n_seeds: int = 0) -> Assessment:
+        """The assessment of a configuration that fails the protocol's precondition."""
+        return Assessment(
+            verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
+            theory=self.untestable_theory, empirical=Measurement(None),
+            statistic=f"{self.untestable_statistic}. {RECONSTRUCTION}",
+            tolerance=Tolerance("the protocol's precondition", {}),
+            explanation=f"not testable here: {why}", n_seeds=n_seeds)
