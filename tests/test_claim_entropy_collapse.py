@@ -11,9 +11,11 @@ import torch
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.bao import SmallVarianceAvoidsEntropyCollapse
+from attnverify.compare.claims.bao.entropy_collapse import eigen_mean
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import AttentionLMConfig, RandomWalkLMTask, RunResult
 from attnverify.empirics.qk_spectrum import eigen_stats
+from attnverify.empirics.train import train
 
 CLAIM = SmallVarianceAvoidsEntropyCollapse()
 PARAMS = CLAIM.params("quick")
@@ -116,6 +118,25 @@ def test_too_few_pairs_is_not_testable():
 
 def test_decision_seeds_are_fresh():
     seeds = {s.seed for s in CLAIM.specs(PARAMS)}
-    assert seeds == set(range(820, 830))
+    assert seeds == set(range(840, 850))
     with pytest.raises(ValueError, match="small_std < large_std"):
         CLAIM.check_params(PARAMS | {"small_std": 4.0, "large_std": 0.1})
+
+
+def test_eigen_mean_keeps_mean_times_sqrt_d():
+    assert eigen_mean(32) == 0.5 and eigen_mean(128) == 0.25
+    assert CLAIM.params("full")["mean"] == 0.25 and PARAMS["mean"] == 0.5
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_spectra_set_up_the_contrast_at_step_0(profile):
+    """The precondition at each profile's width, on calibration seed 700 (nothing trained):
+    the large variance starts attention collapsed, the small one does not."""
+    params = CLAIM.params(profile)
+    specs = CLAIM.specs(params)
+    n = params["seeds"]
+    start = {}
+    for arm, spec in (("small", specs[0]), ("large", specs[n])):
+        spec = replace(spec, seed=700, steps=1, eval_every=1)
+        start[arm] = float(train(spec).metric("attn_entropy_norm")[0])
+    assert start["large"] < 0.3 < 0.5 < start["small"]
