@@ -285,11 +285,11 @@ def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     head = "snell.multihead_rescues_permutations: stage"
     assert notes[:2] == [
         f"{head} 2, 6 more runs (3 of at most 9 candidates drawn, 3 single-head runs; kept 0 "
-        f"good and 0 bad of 2 each)",
+        f"of 2 good and 0 of 2 bad)",
         f"{head} 3, 2 more runs (6 of at most 9 candidates drawn, 9 single-head runs; kept 0 "
-        f"good and 2 bad of 2 each)"]
+        f"of 2 good and 2 of 2 bad)"]
     assert len(notes) == 3 and notes[2].startswith(f"{head} 4, ")  # the bundles
-    assert notes[2].endswith("11 single-head runs; kept 2 good and 2 bad of 2 each)")
+    assert notes[2].endswith("11 single-head runs; kept 2 of 2 good and 2 of 2 bad)")
 
 
 def storable(run: RunResult) -> RunResult:
@@ -323,8 +323,8 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     assert [candidate(s) for s in p.missing] == stages[2] == [(3, 1), (4, 1)]
     # the keys 'runs pack --paper' packs: the stored stages and the missing stage's runs
     assert set(p.keys) == {r.key for r in results[:9]} | {s.key() for s in p.missing}
-    assert p.note == ("6 of at most 9 candidates drawn, 9 single-head runs; kept 0 good and 2 "
-                      "bad of 2 each")
+    assert p.note == ("6 of at most 9 candidates drawn, 9 single-head runs; kept 0 of 2 good and 2 "
+                      "of 2 bad")
     for r in results[9:] + [fake(s, [0.1, 0.5]) for s in combos]:
         store.put(storable(r))
     (p,) = plan([claim], "smoke", store, points={claim.id: SCRIPTED})

@@ -23,11 +23,10 @@ correction), refuted when either is significant the other way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
-
-import math
 
 import numpy as np
 from scipy import stats
@@ -71,8 +70,9 @@ SEEDS = {"smoke": 6, "quick": 10, "full": 8}
 
 ENTROPY_COLLAPSE = Protocol(
     endpoint=("from a QK spectrum with eigen-mean 0.5 at d = 32 (0.25 at d = 128: mean x "
-              "sqrt(d) fixed): the paired differences (small eigen-std 0.1 minus large 4) of the change of attention entropy over training and of the "
-              "mean validation loss over training"),
+              "sqrt(d) fixed): the paired differences (small eigen-std 0.1 minus large 4) "
+              "of the change of attention entropy over training and of the mean validation "
+              "loss over training"),
     unit=("per decision seed: two runs from the same eigenvectors, eigen-noise, other weights "
           "and data, differing only in the eigen-std of W at initialisation"),
     h0=("with the small variance the entropy does not fare better over training, or the loss "

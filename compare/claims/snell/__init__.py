@@ -8,6 +8,7 @@ from attnverify.compare.claims.snell.initialisation import UniformAttentionAtIni
 from attnverify.compare.claims.snell.kappa_speed import KappaPredictsLearningSpeed
 from attnverify.compare.claims.snell.low_loss import LowLossWithoutAlignedAttention
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
+from attnverify.compare.claims.snell.one_good_head import OneGoodHeadRescues
 from attnverify.compare.claims.snell.onset_rate import Stage2OnsetRate
 from attnverify.compare.claims.snell.probe_agreement import UniformProbeAgreesWithAttention
 from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
@@ -33,6 +34,7 @@ CLAIMS = (
     Stage2OnsetRate,
     KappaPredictsLearningSpeed,
     MultiheadRescuesPermutations,
+    OneGoodHeadRescues,
     DynamicsNotExpressiveness,
     SubsetLearnedEverySeed,
 )

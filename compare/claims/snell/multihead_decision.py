@@ -101,19 +101,21 @@ def precondition(single_steps: Sequence[int | None],
 
 
 def rescue_decision(single_steps: Sequence[int | None], multi_steps: Sequence[int | None],
-                    budget: int) -> tuple[Decision, GroupComparison]:
-    """The protocol's decision: success counts primary (exact unconditional test), the
-    smallest rescue refuted at ``BETA``, log-rank and Fisher secondary."""
+                    budget: int, rescued: str = "1 head", rescuer: str = "more heads"
+                    ) -> tuple[Decision, GroupComparison]:
+    """The protocol's decision on group A (``rescued``, e.g. one head) against group B
+    (``rescuer``): success counts primary (exact unconditional test), the smallest rescue
+    refuted at ``BETA``, log-rank and Fisher secondary."""
     cmp = compare_groups(single_steps, multi_steps, budget)
     (k1, km), (n1, nm) = cmp.successes, cmp.n
     primary, refutation = rate_gain(k1, n1, km, nm, MIN_RESCUE,
-                                    "exact test on success counts (more heads more often)")
-    secondary = [OneSided("log-rank on steps to success (1 head slower)",
+                                    f"exact test on success counts ({rescuer} more often)")
+    secondary = [OneSided(f"log-rank on steps to success ({rescued} slower)",
                           cmp.logrank_p_a_slower, cmp.logrank_p_a_faster),
-                 OneSided("Fisher on counts (1 head less often)", cmp.fisher_p_a_worse,
+                 OneSided(f"Fisher on counts ({rescued} less often)", cmp.fisher_p_a_worse,
                           cmp.fisher_p_a_better)]
     return decide(primary, ALPHA, secondary, refutation, BETA,
-                  effect="more heads learning more often"), cmp
+                  effect=f"{rescuer} learning more often"), cmp
 
 
 def operating_characteristics(n: int, p_single: float, p_multi: float) -> tuple[float, float]:

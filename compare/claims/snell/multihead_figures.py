@@ -10,6 +10,10 @@ from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band, see
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult
 
+KIND_COLOURS = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
+                "bad": PALETTE["red"]}
+"""The colour of each bundle kind of §5."""
+
 
 def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]:
     """Per-head attention accuracy of one bundle (``attn_acc_head<k>``, heads in head-seed
@@ -23,7 +27,6 @@ def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]
     return heads[int(heads[:, -1].argmax())], heads.mean(0)
 
 
-
 def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
                      good: set[int]):
     """The outputs the official multi-head protocol is designed for: token accuracy of
@@ -33,12 +36,10 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
     heads fare beside a good one; in the other kinds the best head (solid) against the
     mean over heads (dashed). Diverged bundles are drawn but left out of the means."""
     fig, (ax_acc, ax_head) = new_figure(ncols=2)
-    colours = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
-               "bad": PALETTE["red"]}
     for kind, runs in groups.items():
         if not runs:
             continue
-        runs_with_band(ax_acc, runs, "acc", colours[kind], f"{names[kind]} (mean, 95% CI)")
+        runs_with_band(ax_acc, runs, "acc", KIND_COLOURS[kind], f"{names[kind]} (mean, 95% CI)")
         done = [r for r in runs if not r.diverged]
         if not done or any(len(r.eval_steps) != len(done[0].eval_steps) for r in done):
             continue
@@ -47,8 +48,8 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
         first, rest = (("good head", "its bad heads") if kind == "bad + 1 good" else
                        ("best head", "mean over heads"))
         steps = done[0].eval_steps
-        seed_band(ax_head, steps, solid, colours[kind], f"{names[kind]}: {first}")
-        seed_band(ax_head, steps, dashed, colours[kind], f"{names[kind]}: {rest}",
+        seed_band(ax_head, steps, solid, KIND_COLOURS[kind], f"{names[kind]}: {first}")
+        seed_band(ax_head, steps, dashed, KIND_COLOURS[kind], f"{names[kind]}: {rest}",
                   linestyle="--")
     ax_acc.axhline(GOOD_ACC, color=PALETTE["grey"], linestyle="--", lw=1)
     ax_acc.set_ylabel("token accuracy (teacher forced)")
@@ -61,12 +62,15 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
     fig.suptitle("§5 bundles on permutations: accuracy and per-head attention")
     return fig
 
+
 def section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]],
-                     success: str):
+                    names: dict[str, str], success: str):
+    """The success rate of single heads and of each bundle kind (``groups`` by kind, named
+    by ``names``), with 95% intervals."""
     fig, (ax,) = new_figure(width=5.0)
-    bars = {"1 random head": single, **groups}
-    colours = [PALETTE["grey"], PALETTE["blue"], PALETTE["green"], PALETTE["red"]]
-    for x, (runs, colour) in enumerate(zip(bars.values(), colours, strict=True)):
+    bars = {"1 random head": (single, PALETTE["grey"]),
+            **{names[kind]: (runs, KIND_COLOURS[kind]) for kind, runs in groups.items()}}
+    for x, (runs, colour) in enumerate(bars.values()):
         k = sum(s is not None for s in official_success_steps(runs))
         n = len(runs)
         if n == 0:

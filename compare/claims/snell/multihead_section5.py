@@ -105,13 +105,13 @@ class Section5Protocol:
         if any(r.spec.model.heads > 1 for r in results):
             return []
         states = self.states(params, results)
-        needed, more = params["needed"], []
+        needed, more = self.needed(params), []
         short = False
         for label in ("good", "bad"):
             possible = [i for i, st in states.items() if st.label == label]
-            short |= len(possible) < needed
+            short |= len(possible) < needed[label]
             more += [self._candidate(params, i, states[i].seeds_run)
-                     for i in possible[:needed] if not states[i].complete]
+                     for i in possible[:needed[label]] if not states[i].complete]
         n = len(states)
         if short and n < params["max_candidates"]:
             more += self._first_seeds(params, range(
@@ -120,14 +120,19 @@ class Section5Protocol:
             return more
         return self._combos(params, *self.kept(params, states))
 
-    @staticmethod
-    def kept(params: dict[str, Any], states: dict[int, HeadState]) -> tuple[list[int],
-                                                                            list[int]]:
-        """Head seeds of the first ``needed`` good and first ``needed`` bad candidates that
-        are classified to the end."""
+    def needed(self, params: dict[str, Any]) -> dict[str, int]:
+        """How many heads of each label the protocol keeps: ``needed`` of each (§5)."""
+        return {"good": params["needed"], "bad": params["needed"]}
+
+    def kept(self, params: dict[str, Any], states: dict[int, HeadState]) -> tuple[list[int],
+                                                                                list[int]]:
+        """Head seeds of the first good and first bad candidates (as many as :meth:`needed`
+        says) that are classified to the end."""
+        needed = self.needed(params)
+
         def first(label: str) -> list[int]:
             return [CANDIDATE_SEEDS + i for i, st in states.items()
-                    if st.complete and st.label == label][:params["needed"]]
+                    if st.complete and st.label == label][:needed[label]]
 
         return first("good"), first("bad")
 
@@ -173,9 +178,10 @@ class Section5Protocol:
         """The candidates drawn so far and the heads kept (the bundles are the last stage)."""
         states = self.states(params, results)
         counts = self._head_counts(states, *self.kept(params, states))
+        needed = self.needed(params)
         return (f"{counts['candidates']} of at most {params['max_candidates']} candidates "
                 f"drawn, {counts['single_head_runs']} single-head runs; kept {counts['good']} "
-                f"good and {counts['bad']} bad of {params['needed']} each")
+                f"of {needed['good']} good and {counts['bad']} of {needed['bad']} bad")
 
     # -- assessment --------------------------------------------------------------------------
     @staticmethod
@@ -207,7 +213,7 @@ class Section5Protocol:
         good = set(self.kept(params, self.states(params, results))[0])
         single, groups = self.bundles(results, good)
         names = self.bundle_names(params["heads"])
-        return {"section5": section5_figure(single, {names[g]: v for g, v in groups.items()},
+        return {"section5": section5_figure(single, groups, names,
                                             success_text(params)),
                 "section5_curves": section5_curves(groups, names, good)}
 
@@ -243,7 +249,7 @@ class Section5Protocol:
         else:
             note += (f" Too few heads kept for the rescue comparison: it needs {k} bad heads "
                      f"(for the {names['bad']} bundles) and a good one.")
-        note += self._shortfall_note(params, counts)
+        note += self.shortfall_note(params, counts)
         note += (f" The random bundles draw {k} of {params['random_heads']} "
                  f"heads, so they share heads: the test treats them as independent, which "
                  f"overstates its significance somewhat.")
@@ -255,20 +261,19 @@ class Section5Protocol:
                                      "groups": {g: len(v) for g, v in groups.items()}},
                             note=note)
 
-    @staticmethod
-    def _shortfall_note(params: dict[str, Any], counts: dict[str, int]) -> str:
+    def shortfall_note(self, params: dict[str, Any], counts: dict[str, int]) -> str:
         """Why a list stayed short: the official loop samples heads until it holds ``needed``
         of each label; ours stops at ``max_candidates``. When a list is short after every
         candidate was drawn, each candidate's membership in it was decided (the lazy
         classification trains every seed of a candidate that can still fill a short list),
         so the label's rate among the candidates is a plain binomial proportion, and
         ``needed / rate`` is about how many candidates the unbounded loop would draw."""
-        n, needed = counts["candidates"], params["needed"]
+        n, needed_by_label = counts["candidates"], self.needed(params)
         if n < params["max_candidates"]:
             return ""
         parts = []
         for label in ("good", "bad"):
-            k = counts[label]
+            k, needed = counts[label], needed_by_label[label]
             if k >= needed:
                 continue
             lo, hi = binomial_ci(k, n)
@@ -280,6 +285,7 @@ class Section5Protocol:
                          f"{draws}")
         if not parts:
             return ""
-        return (" " + "; ".join(parts) + f". The protocol stops at {params['max_candidates']} "
-                f"candidates to bound its cost (up to {params['classify_seeds']} single-head "
-                f"runs each).")
+        text = "; ".join(parts)
+        return (" " + text[:1].upper() + text[1:] + f". The protocol stops at "
+                f"{params['max_candidates']} candidates to bound its cost (up to "
+                f"{params['classify_seeds']} single-head runs each).")
