@@ -9,6 +9,7 @@ import pytest
 from attnverify.compare import Verdict, evaluate
 from attnverify.compare.claims.snell import MultiheadRescuesPermutations, OneGoodHeadRescues
 from attnverify.compare.claims.snell.multihead_success import CANDIDATE_SEEDS
+from attnverify.compare.claims.snell.one_good_head import BUNDLE_DATA_SEED
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult, RunSpec
 
@@ -57,7 +58,7 @@ def test_full_classifies_the_candidates_of_the_multihead_claim():
     multi = MultiheadRescuesPermutations()
     ours, theirs = CLAIM.specs(CLAIM.params("full")), multi.specs(multi.params("full"))
     assert [s.key() for s in ours] == [s.key() for s in theirs]
-    assert CLAIM.needed(CLAIM.params("full")) == {"good": 20, "bad": 10}
+    assert CLAIM.needed(CLAIM.params("full")) == {"good": 20, "bad": 12}
 
 
 def test_quick_trains_nothing_and_says_why():
@@ -80,7 +81,10 @@ def test_the_pools_fill_and_the_draws_come_from_them():
     # one run per distinct set, data seed 0 on the base
     sets = {s for kind in draws.values() for s in kind}
     assert sorted(s.model.head_seeds for s in bundles) == sorted(sets)
-    assert all(s.seed == 0 and s.model.base_seed == PARAMS["base_seed"] for s in bundles)
+    # data seed 3, which labelled no head
+    assert all(s.seed == BUNDLE_DATA_SEED == 3 and s.model.base_seed == PARAMS["base_seed"]
+               for s in bundles)
+    assert BUNDLE_DATA_SEED not in {r.spec.seed for r in results}
     assert CLAIM.draws(PARAMS, good, bad) == draws  # fixed streams
     assert CLAIM.followup(PARAMS, with_bundles(results, bundles, lambda h: True)) == []
 
@@ -95,12 +99,27 @@ def test_a_good_head_that_rescues_confirms_and_duplicates_count():
     assert a.empirical.value == 1.0
 
 
-def test_no_rescue_refutes_and_rescue_by_chance_is_not_confirmed():
+def test_no_rescue_refutes_and_says_which_side_failed():
     results, bundles = classify(PARAMS, every_third_bad)
     a = CLAIM.assess(PARAMS, with_bundles(results, bundles, lambda h: False))
     assert a.verdict is Verdict.REFUTED, a.explanation  # 0 of 12 either way: no gain of 0.3
+    assert "The bundles with a good head fail too" in a.explanation
     a = CLAIM.assess(PARAMS, with_bundles(results, bundles, lambda h: True))
-    assert a.verdict is Verdict.REFUTED  # 8 bad heads learn too: nothing to rescue
+    assert a.verdict is Verdict.REFUTED  # the all-bad bundles learn too: nothing to rescue
+    assert "The 2 bad bundles learn too" in a.explanation
+
+
+def test_one_bad_head_that_learns_in_company_shows_in_the_shares():
+    results, bundles = classify(PARAMS, every_third_bad)
+    good, bad = CLAIM.kept(PARAMS, CLAIM.states(PARAMS, results))
+    carrier = bad[0]
+    a = CLAIM.assess(PARAMS, with_bundles(results, bundles,
+                                          lambda h: carrier in h or bool(set(h) & set(good))))
+    shares = a.details["bad_head_shares"]
+    learned, drawn = shares[str(carrier)]
+    assert learned == drawn > 0  # every all-bad draw with it learned
+    assert all(v[0] <= v[1] for v in shares.values())
+    assert f"{carrier - CANDIDATE_SEEDS}: {learned}/{drawn}" in a.explanation
 
 
 def test_a_short_pool_is_not_testable_and_says_how_rare_bad_heads_are():
@@ -108,7 +127,8 @@ def test_a_short_pool_is_not_testable_and_says_how_rare_bad_heads_are():
     assert bundles == []  # 3 bad heads in 12 candidates: no draws
     a = CLAIM.assess(PARAMS, results)
     assert a.reason is Reason.NOT_TESTABLE
-    assert "found 3 bad heads (the precondition needs 4)" in a.explanation
+    assert "found 3 bad heads and 2 good ones within 12 candidates (the precondition needs 4 " \
+        "and 2)" in a.explanation
     assert "Bad heads (every seed bad) are rare on this base: 3 of 12" in a.explanation
 
 
@@ -118,7 +138,8 @@ def test_missing_bundles_are_not_testable():
     assert a.reason is Reason.NOT_TESTABLE and "missing" in a.explanation
 
 
-@pytest.mark.parametrize(("name", "value"), [("needed_bad", 3), ("draws", 0), ("heads", 1)])
+@pytest.mark.parametrize(("name", "value"), [("needed_bad", 3), ("draws", 0), ("heads", 1),
+                                             ("classify_seeds", 4)])
 def test_parameters_that_cannot_test_it_are_refused(name, value):
     with pytest.raises(ValueError, match=name):
         CLAIM.check_params(PARAMS | {name: value})

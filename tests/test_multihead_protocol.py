@@ -250,7 +250,7 @@ def test_a_list_left_short_at_max_candidates_is_explained_by_the_rate_of_its_lab
     _stages, results, combos = drive(claim, params, table)
     a = claim.assess(params, results + [fake(s, [0.1, 0.99]) for s in combos])
     assert a.details["heads"]["candidates"] == 6 and a.details["heads"]["bad"] == 1
-    assert ("bad heads (every seed bad) are rare on this base: 1 of 6 candidates (16.7%, 95% "
+    assert ("Bad heads (every seed bad) are rare on this base: 1 of 6 candidates (16.7%, 95% "
             "CI 0.4% to 64.1%); the official loop, which draws heads until it has 2, would "
             "need about 12 candidates at this rate. The protocol stops at 6 candidates"
             in a.explanation), a.explanation

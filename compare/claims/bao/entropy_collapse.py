@@ -61,8 +61,11 @@ def eigen_mean(d: int) -> float:
     while the eigen-noise's part of every score does not depend on d (a derivation of this
     package, not of the paper). With the mean held at 0.5, d = 128 starts both arms collapsed
     (step-0 normalised entropy 0.21 to 0.23 on calibration seeds 700 to 702 at full, for std
-    0.1 and 4 alike); with 0.25 the two arms start at 0.75 and 0.24, as at quick (0.58 to 0.63
-    and 0.20 to 0.24). Only the step-0 entropy of those seeds was computed, nothing trained."""
+    0.1 and 4 alike); with 0.25 the mean's part of the logits is what it is at quick, and the
+    two arms start at 0.75 and 0.24 (quick: 0.58 to 0.63 and 0.20 to 0.24; T is 128 there
+    against 32). Only the step-0 entropy of those seeds was computed, nothing trained. The
+    positional encodings scale the same way (P . P' grows as d with a shape that does not
+    depend on d), so the argument holds with them."""
     return 0.5 * math.sqrt(32 / d)
 SEEDS = {"smoke": 6, "quick": 10, "full": 8}
 """Pairs per profile: an exact one-sided Wilcoxon test reaches at best 1/2^n (0.00098 at 10,
@@ -109,8 +112,11 @@ ENTROPY_COLLAPSE = Protocol(
         "or default-initialised model has; only W's starting spectrum is controlled, not how "
         "it evolves.",
         "At a fixed mean the variance sets the size of W too (||W||_F^2 / d = 0.26 against "
-        "16.25): the score scale alone could explain the contrast; no arm of matched norm "
-        "separates the two.",
+        "16.25 at quick, 0.07 against 16.06 at full): the score scale alone could explain the "
+        "contrast; no arm of matched norm separates the two. Evidence for that explanation: "
+        "at full with eigen-mean 0.5, where both arms started equally collapsed (step-0 "
+        "entropy about 0.22), both endpoints still favoured the small std in 8 of 8 pairs "
+        "(not decided on: not testable there).",
         "The loss endpoint is the area under the curve: slower learning or a higher level, "
         "not a plateau as such.",
         "The stds were calibrated at quick (d = 32) only; at full (d = 128) the mean is "
@@ -215,7 +221,8 @@ class SmallVarianceAvoidsEntropyCollapse(Claim):
                 f"fewer than {MIN_PAIRS} finished pairs" if len(pairs) < MIN_PAIRS else
                 "the large variance did not start every pair with the lower entropy, so these "
                 "spectra do not set up the contrast the claim is about (a larger large_std "
-                "would)"))
+                "would where the small one starts spread out; a smaller eigen-mean where both "
+                "start collapsed)"))
         elif ent_up < ALPHA and area_down < ALPHA:
             verdict, why = Verdict.CONFIRMED, f"{summary}. Both endpoints hold at 0.025"
         elif ent_down < ALPHA or area_up < ALPHA:
