@@ -145,16 +145,30 @@ class CheckpointDir:
         for path in reversed(self._paths(keys, batched)):
             path.unlink(missing_ok=True)
 
-    def by_run(self) -> dict[str, CheckpointInfo]:
-        """Each run key that a checkpoint holds, with that checkpoint's sidecar."""
-        found: dict[str, CheckpointInfo] = {}
+    def _sidecars(self) -> list[CheckpointInfo]:
+        found = []
         for path in sorted(self.root.glob("*.json")):
             try:
-                info = CheckpointInfo.read(path)
+                found.append(CheckpointInfo.read(path))
             except (OSError, ValueError, KeyError, TypeError):
                 continue
-            found.update({key: info for key in info.keys})
         return found
+
+    def by_run(self, stored: Callable[[str], bool] | None = None) -> dict[str, CheckpointInfo]:
+        """Each run key that a checkpoint holds, with that checkpoint's sidecar; with
+        ``stored`` (is a run key in the store?), only the checkpoints that can still resume:
+        a unit resumes whole, and the executor trains only the runs missing from the store,
+        so a unit one of whose runs is stored never resumes (:meth:`discard_dead`)."""
+        return {key: info for info in self._sidecars()
+                if stored is None or not any(map(stored, info.keys)) for key in info.keys}
+
+    def discard_dead(self, stored: Callable[[str], bool]) -> int:
+        """Delete the checkpoints that can never resume (a run of theirs is in the store);
+        returns how many."""
+        dead = [info for info in self._sidecars() if any(map(stored, info.keys))]
+        for info in dead:
+            self.discard(info.keys, info.batched)
+        return len(dead)
 
     def clear(self) -> int:
         """Delete every checkpoint; returns how many there were."""

@@ -141,7 +141,7 @@ class Executor(ABC):
         """
         labels = labels or {}
         unique = {spec.key(): spec for spec in specs}
-        resuming = self.store.checkpoints.by_run()  # read once, not per run
+        resuming = self.store.checkpoints.by_run(self.store.has)  # read once, not per run
         found = {key: self.store.lookup(spec, resuming.get(key)) for key, spec in unique.items()}
         missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
@@ -180,7 +180,8 @@ class LocalExecutor(Executor):
         (:mod:`empirics.worker_pool`: a dead worker is replaced and its unit retried)."""
 
     def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
-        checkpointed = {info.keys for info in self.store.checkpoints.by_run().values()}
+        checkpointed = {info.keys for info in
+                        self.store.checkpoints.by_run(self.store.has).values()}
         units = work_units(missing, self.workers, self.seed_group, sorted(checkpointed))
         if self.workers == 1 or len(units) == 1:
             results = {}

@@ -309,3 +309,24 @@ def test_a_numpy_learning_rate_still_checkpoints(tmp_path, caplog):
         resumed, _ = interrupted_then_resumed([spec], tmp_path)
     assert "from its checkpoint at step 10" in caplog.text and "not used" not in caplog.text
     assert_identical(expected, resumed)
+
+
+def test_a_checkpoint_with_a_stored_run_is_dead_and_clear_stale_removes_it(tmp_path, capsys):
+    """A unit resumes whole and only missing runs train, so once one of its runs is stored
+    its checkpoint can never resume: the dry run and the executor ignore it, and
+    ``runs clear --stale`` removes it (a checkpoint of missing runs stays)."""
+    from attnverify.compare.cli import main
+
+    store = RunStore(tmp_path)
+    unit, alone = [retrieval(0), retrieval(1)], copying(0)
+    for specs in (unit, [alone]):
+        killer = KilledAfterSave(store.checkpoints.root, interval_s=0.0, kill_after=1)
+        with pytest.raises(Killed):
+            train_group(specs, checkpoints=killer)
+    assert set(store.checkpoints.by_run(store.has)) == {s.key() for s in [*unit, alone]}
+    store.put(train_group([unit[1]])[0])  # trained elsewhere, on its own
+    assert set(store.checkpoints.by_run(store.has)) == {alone.key()}
+    assert len(store.checkpoints.by_run()) == 3  # without the store: every sidecar
+    assert main(["runs", "clear", "--stale", "--cache", str(tmp_path)]) == 0
+    assert "0 stale runs and 1 checkpoints that can no longer resume" in capsys.readouterr().err
+    assert set(store.checkpoints.by_run()) == {alone.key()}

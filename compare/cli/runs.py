@@ -46,7 +46,8 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                                     "training")
     clear.add_argument(
         "--stale", action="store_true",
-        help="only the runs made by other code (never read again; marked in 'runs list')")
+        help="only the runs made by other code (never read again; marked in 'runs list') and "
+             "the checkpoints that can no longer resume (a run of theirs is stored)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -191,7 +192,9 @@ def _clear(args: argparse.Namespace, store: RunStore) -> None:
     if args.stale:
         removed = sum(store.remove(key) for key in list(store.keys())
                       if not store.is_current(key))
-        print(f"removed {removed} stale runs from {store.root}", file=sys.stderr)
+        dead = store.checkpoints.discard_dead(store.has)
+        print(f"removed {removed} stale runs and {dead} checkpoints that can no longer resume "
+              f"(a run of theirs is stored) from {store.root}", file=sys.stderr)
     else:
         runs, checkpoints = store.clear(), store.checkpoints.clear()
         print(f"removed {runs} runs and {checkpoints} checkpoints of runs in training from "

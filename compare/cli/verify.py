@@ -153,7 +153,8 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
     with _param_errors(points):
         plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
-    done = {key: info.fraction_done for key, info in store.checkpoints.by_run().items()}
+    done = {key: info.fraction_done
+            for key, info in store.checkpoints.by_run(store.has).items()}
     print(plan_table(plans, measured_rates(store), executor.workers, done))
     print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
           f"trained or written)")
