@@ -67,6 +67,8 @@ def eigen_mean(d: int) -> float:
     positional encodings scale the same way (P . P' grows as d with a shape that does not
     depend on d), so the argument holds with them."""
     return 0.5 * math.sqrt(32 / d)
+
+
 SEEDS = {"smoke": 6, "quick": 10, "full": 8}
 """Pairs per profile: an exact one-sided Wilcoxon test reaches at best 1/2^n (0.00098 at 10,
 0.0039 at 8), so a confirmation can stay below a Holm threshold over the paper claims."""
