@@ -97,6 +97,8 @@ def test_a_good_head_that_rescues_confirms_and_duplicates_count():
     assert tuple(a.details["test"]["n"]) == (12, 12)  # every draw, though sets repeat
     assert a.details["distinct_sets"]["bad"] < 12
     assert a.empirical.value == 1.0
+    runs = with_bundles(results, bundles, has_good(set(good)))
+    assert set(CLAIM.figures(PARAMS, runs, a)) == {"rescue", "rescue_curves"}
 
 
 def test_no_rescue_refutes_and_says_which_side_failed():
