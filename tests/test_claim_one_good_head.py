@@ -59,6 +59,9 @@ def test_full_classifies_the_candidates_of_the_multihead_claim():
     ours, theirs = CLAIM.specs(CLAIM.params("full")), multi.specs(multi.params("full"))
     assert [s.key() for s in ours] == [s.key() for s in theirs]
     assert CLAIM.needed(CLAIM.params("full")) == {"good": 20, "bad": 12}
+    assert "until 12 bad and 20 good heads are known (at most 400" in CLAIM.seed_plan(
+        CLAIM.params("full"))
+    assert CLAIM.seed_plan(CLAIM.params("quick")) == ""
 
 
 def test_quick_trains_nothing_and_says_why():

@@ -182,6 +182,14 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         return self._section5_note(params, results) if params["train"] else ""
 
+    def seed_plan(self, params: dict[str, Any]) -> str:
+        if not params["train"]:
+            return ""
+        return (f"candidates in stages of {params['stage_candidates']} until "
+                f"{params['needed_bad']} bad and {params['needed']} good heads are known (at most "
+                f"{params['max_candidates']}, up to {params['classify_seeds']} single-head runs "
+                f"each), then one run per distinct set of {2 * params['draws']} draws")
+
     def pools_full(self, params: dict[str, Any], good: list[int], bad: list[int]) -> bool:
         """The precondition: both pools hold as many heads as the protocol keeps."""
         return len(bad) >= params["needed_bad"] and len(good) >= params["needed"]
