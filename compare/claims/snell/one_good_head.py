@@ -217,16 +217,19 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         sets = dict.fromkeys(s for kind in KINDS for s in self.draws(params, good, bad)[kind])
         return [self._bundle(params, heads) for heads in sets]
 
-    def _drawn_runs(self, params: dict[str, Any], results: Sequence[RunResult]
-                    ) -> tuple[dict[str, list[RunResult]], list[int], list[int]]:
-        """Each kind's runs in draw order (a set drawn twice appears twice; a draw whose run
-        is missing is left out), and the pools."""
-        good, bad = self.kept(params, self.states(params, results))
+    def _drawn_runs(self, params: dict[str, Any], results: Sequence[RunResult],
+                    good: list[int], bad: list[int]) -> dict[str, list[RunResult]]:
+        """Each kind's runs in draw order from the pools ``good`` and ``bad`` (a set drawn
+        twice appears twice; a draw whose run is missing is left out)."""
         by_key = {r.spec.key(): r for r in results if r.spec.model.heads > 1}
-        drawn = {kind: [by_key[key] for key in (self._bundle(params, s).key() for s in sets)
-                        if key in by_key]
-                 for kind, sets in self.draws(params, good, bad).items()}
-        return drawn, good, bad
+        return {kind: [by_key[key] for key in (self._bundle(params, s).key() for s in sets)
+                       if key in by_key]
+                for kind, sets in self.draws(params, good, bad).items()}
+
+    @staticmethod
+    def _success_text(params: dict[str, Any]) -> str:
+        """§5's success criterion at ``params`` (the bundles are §5's)."""
+        return success_text(params | {"protocol": "section5"})
 
     # -- assessment --------------------------------------------------------------------------
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
@@ -245,12 +248,12 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
                 f"ones within {params['max_candidates']} candidates (the precondition needs "
                 f"{params['needed_bad']} and {params['needed']})."
                 + self.shortfall_note(params, counts), {"heads": counts})
-        drawn, _, _ = self._drawn_runs(params, results)
+        drawn = self._drawn_runs(params, results, good, bad)
         if any(len(drawn[kind]) < params["draws"] for kind in KINDS):
             return self._not_testable(theory, f"bundle runs are missing. {pools}",
                                       {"heads": counts})
         k = params["heads"]
-        names = {"bad": f"{k} bad", "bad + 1 good": f"{k - 1} bad + 1 good"}
+        names = self.bundle_names(k)
         successes = {kind: official_success_steps(runs) for kind, runs in drawn.items()}
         decision, cmp = rescue_decision(successes["bad"], successes["bad + 1 good"],
                                         params["steps"], rescued=f"{k} bad heads",
@@ -287,7 +290,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
                                   extras={"rate_good_bundle": k_good / n_good,
                                           "rate_bad_bundle": k_bad / n_bad,
                                           "distinct_sets": distinct}),
-            statistic=(f"success ({success_text(params | {'protocol': 'section5'})}) on "
+            statistic=(f"success ({self._success_text(params)}) on "
                        f"permutations, GRU, {k}-head bundles on base {params['base_seed']}, "
                        f"data seed {BUNDLE_DATA_SEED} (H={params['hidden']}, L={params['L']}, "
                        f"batch {params['batch_size']}, {params['steps']} steps)"),
@@ -311,14 +314,14 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         """The success rate of each kind (every draw) and the distinct bundles' curves."""
         if not params["train"]:
             return {}
-        drawn, good, _ = self._drawn_runs(params, results)
-        k = params["heads"]
-        names = {"bad": f"{k} bad", "bad + 1 good": f"{k - 1} bad + 1 good"}
+        good, bad = self.kept(params, self.states(params, results))
+        drawn = self._drawn_runs(params, results, good, bad)
+        names = self.bundle_names(params["heads"])
         single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
         distinct = {kind: list({r.spec.key(): r for r in runs}.values())
                     for kind, runs in drawn.items()}
         return {"rescue": section5_figure(single, drawn, names,
-                                          success_text(params | {"protocol": "section5"})),
+                                          self._success_text(params)),
                 "rescue_curves": section5_curves(distinct, names, set(good))}
 
 
