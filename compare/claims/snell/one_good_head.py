@@ -150,6 +150,11 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         super().check_params(params)
         if not params["train"]:
             return
+        missing = sorted(set(self.defaults["full"]) - set(params))
+        if missing:
+            raise ValueError(f"train=true needs the protocol's parameters, which this profile "
+                             f"does not set ({', '.join(missing)}): use --profile full, or "
+                             f"give each with --param")
         k = params["heads"]
         for name, low, why in (
                 ("heads", 2, "a bundle has more than one head"),
