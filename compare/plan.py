@@ -4,10 +4,11 @@ Per claim: its first-stage runs (``Claim.specs`` at the profile's parameters), h
 the run store, and an estimate of the CPU time of the missing ones. The estimate is measured,
 not modelled: a missing run's ``cost_estimate`` times the seconds per unit of cost measured on
 the stored runs of its model family whose cost is nearest to its own (the median over the runs
-of that cost). A family with no stored run is timed from :data:`REFERENCE_RATES`, speeds
-measured on a 2-core laptop-class CPU (a family without one gets no estimate); a run more than
-:data:`EXTRAPOLATION` times away in cost from every stored run of its family is flagged
-(larger models usually use the CPU better, so such an estimate is rather an upper bound).
+of that cost). A family with no stored run is timed from its reference speed
+(``ModelConfig.seconds_per_cost``, measured on a 2-core laptop-class CPU; a family without one
+gets no estimate); a run more than :data:`EXTRAPOLATION` times away in cost from every stored
+run of its family is flagged (larger models usually use the CPU better, so such an estimate is
+rather an upper bound).
 A claim whose runs would train no step where its profile's runs train (``--param steps=0``)
 plans none: verify reports it "not testable here" without running them. Claims that add runs
 in stages (``Claim.staged``, e.g. Snell's §5 protocol) are replayed from the store as verify
@@ -76,27 +77,14 @@ def measured_rates(store: RunStore) -> dict[str, dict[float, float]]:
             for kind, by_cost in rates.items()}
 
 
-REFERENCE_RATES: dict[str, float] = {
-    "bao_attention_lm": 3.7e-05,
-    "snell_seq2seq": 5.5e-09,
-    "free_attention_toy": 1.5e-05,
-    "toy_classifier": 3.6e-04,
-    "musat_transformer": 2.6e-05,
-}
-"""Model kind -> seconds per unit of ``RunSpec.cost_estimate`` on one core of a 2-core x86-64
-CPU: the median over the runs of a cold ``verify --profile quick`` (2 workers, the machine
-also running other jobs, so they read somewhat high; measured 2026-11-25). Used for a family
-the store has no run of; a model family's speed varies with its size (larger runs use the
-CPU better), so for another profile they are rough upper bounds."""
-
-
 @dataclass
 class Estimate:
     seconds: float = 0.0
     unknown: int = 0
     """Runs of a family with no stored run and no reference speed."""
     reference: int = 0
-    """Runs timed from :data:`REFERENCE_RATES` (no stored run of their family)."""
+    """Runs timed from their family's reference speed (``ModelConfig.seconds_per_cost``):
+    no stored run of their family."""
     extrapolated: float = 1.0
     """The largest factor between a run's cost and the nearest stored cost of its family."""
 
@@ -119,8 +107,8 @@ def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]],
         cost = spec.cost_estimate()
         left = 1.0 - done.get(spec.key(), 0.0) if done else 1.0
         if not by_cost:
-            if spec.model.kind in REFERENCE_RATES:
-                out.seconds += cost * left * REFERENCE_RATES[spec.model.kind]
+            if spec.model.seconds_per_cost is not None:
+                out.seconds += spec.time_estimate() * left
                 out.reference += 1
             else:
                 out.unknown += 1

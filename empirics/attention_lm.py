@@ -46,6 +46,7 @@ class AttentionLMConfig(ModelConfig):
     keys of runs without it stay as they were)."""
 
     kind = "bao_attention_lm"
+    seconds_per_cost = 3.7e-05
     code_version = 1
     d: int = 128
     ffn: int = 128

@@ -110,12 +110,19 @@ class ModelConfig(Config):
     (see :class:`empirics.train.TrainableModel`)."""
 
     family = "model"
+    seconds_per_cost: ClassVar[float | None] = None
+    """Seconds per unit of ``relative_cost`` (per example and step) on one core of the reference
+    CPU, a 2-core x86-64 machine: the median over the family's runs in a cold
+    ``verify --profile quick`` (measured 2026-11-25, confirmed within 15% on 2026-11-26 with the
+    cores idle). None for a family never timed. It makes runs of different families comparable
+    (:meth:`RunSpec.time_estimate`)."""
 
     def build(self, task: TaskConfig) -> nn.Module:
         raise NotImplementedError
 
     def relative_cost(self, task: TaskConfig) -> float:
-        """Rough cost of one training example, for scheduling the longest runs first."""
+        """Rough cost of one training example, in this family's own units (FLOPs up to a
+        factor); ``seconds_per_cost`` turns it into time."""
         return 1.0
 
     def seed_batchable(self) -> bool:

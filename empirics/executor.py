@@ -97,7 +97,7 @@ def work_units(specs: Sequence[RunSpec], workers: int,
         chunks = max(math.ceil(n / seed_group), min(n, workers) if spread else 1)
         bounds = [round(i * n / chunks) for i in range(chunks + 1)]
         units += [group[a:b] for a, b in itertools.pairwise(bounds)]
-    return sorted(units, key=lambda unit: sum(s.cost_estimate() for s in unit), reverse=True)
+    return sorted(units, key=lambda unit: sum(s.time_estimate() for s in unit), reverse=True)
 
 
 class Executor(ABC):
@@ -218,7 +218,7 @@ class _CostBar:
 
     def __init__(self, specs: Sequence[RunSpec], labels: dict[str, str], desc: str,
                  disable: bool | None) -> None:
-        self.total_cost = sum(s.cost_estimate() for s in specs) or 1.0
+        self.total_cost = sum(s.time_estimate() for s in specs) or 1.0
         self.n, self.finished, self.percent = len(specs), 0, 0.0
         self.labels = labels
         self.lines = (ProgressLines(self.n, desc)
@@ -232,7 +232,7 @@ class _CostBar:
         label = self.labels.get(spec.key(), spec.task.kind)
         self.bar.set_postfix_str(f"{self.finished}/{self.n} runs, last: {label} "
                                  f"seed={spec.seed}", refresh=False)
-        step = 100.0 * spec.cost_estimate() / self.total_cost
+        step = 100.0 * spec.time_estimate() / self.total_cost
         self.percent += step
         self.bar.update(step)
         if self.lines is not None:

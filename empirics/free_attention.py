@@ -25,6 +25,7 @@ class FreeAttentionToyConfig(ModelConfig):
     ``attention="frozen"`` keeps Q = 0 (uniform attention): the bag-of-words model of §4.5."""
 
     kind = "free_attention_toy"
+    seconds_per_cost = 1.5e-05
     code_version = 1
     init_std_ktiw: float = 0.0
     init_std_attention: float = 0.0

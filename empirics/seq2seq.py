@@ -47,6 +47,7 @@ class Seq2SeqConfig(ModelConfig):
     """``snell_seq2seq``: hidden size (= embedding size), attention mode, heads, cell type."""
 
     kind = "snell_seq2seq"
+    seconds_per_cost = 5.5e-09
     code_version = 1
     hidden: int = 256
     attention: str = "learned"

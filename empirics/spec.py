@@ -104,9 +104,20 @@ class RunSpec:
         return sorted(steps | set(self.attention_snapshots))
 
     def cost_estimate(self) -> float:
-        """Relative training cost, for scheduling (longest first); not part of the identity."""
+        """Training cost in the model family's own units (steps x batch x ``relative_cost``,
+        the warm start included): comparable within a family only. Not part of the identity."""
         own = (self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
         return own + (self.warm_start.cost_estimate() if self.warm_start is not None else 0.0)
+
+    def time_estimate(self) -> float:
+        """Estimated seconds on one core of the reference CPU (``cost_estimate`` times the
+        family's ``seconds_per_cost``), comparable across families: for scheduling the longest
+        runs first and for progress. A family never timed counts one unit of cost as one
+        second. Not part of the identity."""
+        rate = self.model.seconds_per_cost
+        own = ((self.steps + 1) * self.batch_size * self.model.relative_cost(self.task)
+               * (1.0 if rate is None else rate))
+        return own + (self.warm_start.time_estimate() if self.warm_start is not None else 0.0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form; ``stop_when`` and ``warm_start`` only when set, so specs without

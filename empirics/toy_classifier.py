@@ -31,6 +31,7 @@ class ToyClassifierTask(TaskConfig):
 @dataclass(frozen=True)
 class ToyClassifierConfig(ModelConfig):
     kind = "toy_classifier"
+    seconds_per_cost = 3.6e-04
     code_version = 1
     p0: float = 0.5
     beta0: float = 0.0

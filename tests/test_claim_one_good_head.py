@@ -70,7 +70,7 @@ def test_quick_trains_nothing_and_says_why():
     a = CLAIM.assess(params, [])
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
     assert "full decides" in a.explanation
-    with pytest.raises(ValueError, match="train=true needs .*needed_bad.*--profile full"):
+    with pytest.raises(ValueError, match=r"train=true needs .*needed_bad.*--profile full"):
         CLAIM.check_params(params | {"train": True})
 
 

@@ -10,8 +10,10 @@ import pytest
 from attnverify.compare.plan import EXTRAPOLATION, Estimate, duration, estimate
 
 
-def spec(kind: str, cost: float):
-    return SimpleNamespace(model=SimpleNamespace(kind=kind), cost_estimate=lambda: cost)
+def spec(kind: str, cost: float, seconds_per_cost: float | None = None):
+    return SimpleNamespace(model=SimpleNamespace(kind=kind, seconds_per_cost=seconds_per_cost),
+                           cost_estimate=lambda: cost,
+                           time_estimate=lambda: cost * (seconds_per_cost or 1.0))
 
 
 RATES = {"seq": {1e6: 3e-6, 1e8: 1e-6}}
@@ -56,22 +58,37 @@ def test_runs_that_may_stop_early_are_not_measured(store):
     assert rates == {"snell_seq2seq": {whole.cost_estimate(): 10.0 / whole.cost_estimate()}}
 
 
-def test_a_family_with_no_stored_run_is_timed_from_its_reference_speed(monkeypatch):
-    from attnverify.compare import plan as plan_module
-
-    monkeypatch.setitem(plan_module.REFERENCE_RATES, "lm", 2e-3)
-    est = estimate([spec("seq", 1e6), spec("lm", 1000.0)], RATES)
+def test_a_family_with_no_stored_run_is_timed_from_its_reference_speed():
+    est = estimate([spec("seq", 1e6), spec("lm", 1000.0, seconds_per_cost=2e-3)], RATES)
     assert est.seconds == pytest.approx(1e6 * 3e-6 + 1000.0 * 2e-3)
     assert est.unknown == 0 and est.reference == 1
     assert est.text() == "5 s (1 runs timed from reference speeds)"
 
 
 def test_every_built_in_model_family_has_a_reference_speed():
-    """So that verify's cost guard can time a cold cache (compare.cli.cost_guard)."""
-    from attnverify.compare.plan import REFERENCE_RATES
+    """So that verify's cost guard can time a cold cache (compare.cli.cost_guard), and the
+    executor order runs of different families by time."""
     from attnverify.compare.registry import select
     from attnverify.compare.verify import plan_params
 
-    kinds = {s.model.kind for claim in select() for profile in ("smoke", "quick", "full")
-             for s in claim.specs(plan_params(claim, profile, {}, None))}
-    assert kinds <= set(REFERENCE_RATES), kinds - set(REFERENCE_RATES)
+    untimed = {s.model.kind for claim in select() for profile in ("smoke", "quick", "full")
+               for s in claim.specs(plan_params(claim, profile, {}, None))
+               if s.model.seconds_per_cost is None}
+    assert not untimed
+
+
+def test_time_estimates_compare_runs_of_different_families():
+    """A quick retrieval run took 106 s and a quick copying run 12 s on one core (a cold quick
+    report, 2026-11-26); their costs in family units say the opposite by orders of magnitude,
+    which ordered the retrieval runs last and put the progress bar at 99% with a quarter of
+    the time left."""
+    from attnverify.compare.registry import select
+    from attnverify.compare.verify import plan_params
+
+    def first(claim_id: str):
+        [claim] = select(claim_id=claim_id)
+        return claim.specs(plan_params(claim, "quick", {}, None))[0]
+
+    retrieval, copying = first("musat.sufficient_depth_learns"), first("snell.permutation_is_hard")
+    assert retrieval.cost_estimate() < copying.cost_estimate() / 100
+    assert 30 < retrieval.time_estimate() < 300 and 3 < copying.time_estimate() < 40

@@ -4,8 +4,8 @@ time (the ``quick`` profile on a laptop), or with ``--yes``.
 
 The estimate is the dry run's (:mod:`attnverify.compare.plan`): the runs of each claim's first
 stage the store lacks (and of later stages the store decides), timed from the stored runs of
-their model family, else from the reference speeds of :data:`plan.REFERENCE_RATES`; the wall
-time is their CPU time over the workers, or the longest run when that is longer. On a
+their model family, else from the family's reference speed (``ModelConfig.seconds_per_cost``);
+the wall time is their CPU time over the workers, or the longest run when that is longer. On a
 terminal the question is asked; in a batch job (stdin not a terminal) the command ends in one
 line saying how to go ahead, and nothing is trained or written.
 """
