@@ -113,9 +113,9 @@ class ModelConfig(Config):
     seconds_per_cost: ClassVar[float | None] = None
     """Seconds per unit of ``relative_cost`` (per example and step) on one core of the reference
     CPU, a 2-core x86-64 machine: the median over the family's runs in a cold
-    ``verify --profile quick`` (measured 2026-11-25, confirmed within 15% on 2026-11-26 with the
-    cores idle). None for a family never timed. It makes runs of different families comparable
-    (:meth:`RunSpec.time_estimate`)."""
+    ``verify --profile quick`` (measured 2026-11-25 beside other jobs; on 2026-11-26 with the
+    cores idle, 1-12% apart, and 28% faster for ``snell_seq2seq``). None for a family never
+    timed. It makes runs of different families comparable (:meth:`RunSpec.time_estimate`)."""
 
     def build(self, task: TaskConfig) -> nn.Module:
         raise NotImplementedError

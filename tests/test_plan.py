@@ -78,7 +78,7 @@ def test_every_built_in_model_family_has_a_reference_speed():
 
 
 def test_time_estimates_compare_runs_of_different_families():
-    """A quick retrieval run took 106 s and a quick copying run 12 s on one core (a cold quick
+    """A quick retrieval run took 106 s and a quick copying run about 10 s on one core (a cold quick
     report, 2026-11-26); their costs in family units say the opposite by orders of magnitude,
     which ordered the retrieval runs last and put the progress bar at 99% with a quarter of
     the time left."""
