@@ -87,6 +87,8 @@ class Estimate:
     no stored run of their family."""
     extrapolated: float = 1.0
     """The largest factor between a run's cost and the nearest stored cost of its family."""
+    stopping: int = 0
+    """Runs with a stop rule (``RunSpec.stop_when``), counted whole: they may end sooner."""
 
     def text(self) -> str:
         out = duration(self.seconds)
@@ -106,6 +108,7 @@ def estimate(specs: Sequence[RunSpec], rates: dict[str, dict[float, float]],
         by_cost = rates.get(spec.model.kind)
         cost = spec.cost_estimate()
         left = 1.0 - done.get(spec.key(), 0.0) if done else 1.0
+        out.stopping += spec.stop_when is not None
         if not by_cost:
             if spec.model.seconds_per_cost is not None:
                 out.seconds += spec.time_estimate() * left
@@ -214,6 +217,10 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
         lines.append(f"{len(resuming)} of them resume from checkpoints, "
                      f"{100 * sum(resuming) / len(resuming):.0f}% of their steps done on "
                      f"average (not counted in the time)")
+    if total.stopping:
+        lines.append(f"{total.stopping} of them end once their stop rule is met (a run that "
+                     f"has learned), which may be long before their last step: counted whole, "
+                     f"an upper bound")
     if total.extrapolated > EXTRAPOLATION:
         lines.append("<=: estimated from cheaper runs of the same model family (larger models "
                      "use the CPU better, so the time is likely lower)")

@@ -17,6 +17,7 @@ from attnverify.compare.claims.musat import (
     ShallowModelsFail,
     SufficientDepthLearns,
 )
+from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
 from attnverify.compare.claims.musat.runs import NO_GRID
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
@@ -99,14 +100,14 @@ def test_sufficient_depth_sequential_rule(learned, verdict, look):
     claim = SufficientDepthLearns()
     params = {**claim.params("quick"), "looks": (3, 6)}
     first = claim.specs(params)
-    assert [s.seed for s in first] == [100, 101, 102]
+    assert [s.seed for s in first] == [DECISION_SEEDS + i for i in range(3)]
     runs = [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(first, learned,
                                                                        strict=False)]
     more = claim.followup(params, runs)
     if look == 1:
         assert more == []
     else:
-        assert [s.seed for s in more] == [103, 104, 105]
+        assert [s.seed for s in more] == [DECISION_SEEDS + i for i in range(3, 6)]
         runs += [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(more, learned[3:],
                                                                             strict=True)]
     a = claim.assess(params, runs)
@@ -196,10 +197,10 @@ def heads_run(spec, events, drop):
      "opposite orders"),
     ([[(0, "partner_from_first", 1), (1, "chain_next", 3)],
       [(0, "partner_from_first", 2), (1, "chain_next", 2)]], 0.5, Verdict.INCONCLUSIVE,
-     "in seed(s) 101 some roles emerge at the same evaluation"),
+     f"in seed(s) {DECISION_SEEDS + 1} some roles emerge at the same evaluation"),
     # ablation is reported, not required
     ([[(0, "partner_from_first", 1), (1, "chain_next", 3)]] * 2, 0.1, Verdict.CONFIRMED,
-     "below 0.3 in seed(s) 100, 101"),
+     f"below 0.3 in seed(s) {DECISION_SEEDS}, {DECISION_SEEDS + 1}"),
 ])
 def test_heads_rule(orders, drop, expected, words):
     """Order, simultaneity and ablation decide, on constructed score histories."""
@@ -297,3 +298,15 @@ def test_training_claims_end_to_end_at_smoke(store):
     # shallow and deep, each with IC and query-only, 2 seeds: claims share their runs; the
     # depth step's four cells (2 seeds each) are its own
     assert len(executor.computed) == len(keys) == 4 * 2 + 4 * 2
+
+
+def test_full_evaluates_on_the_quick_grid_from_fresh_seeds():
+    """Full evaluates every cell on quick's 100-step grid (the order claims' ties and the
+    heads claim's 3-evaluation hold then mean in steps what they mean at quick), trains
+    every step, and no decision seed is one of the calibration runs' (100, 101)."""
+    claim = ShallowModelsFail()
+    full, quick = claim.params("full"), claim.params("quick")
+    specs = claim.specs(full)
+    assert {s.eval_every for s in specs} == {quick["eval_every"]} == {100}
+    assert all(s.stop_when is None and s.steps == 24_000 for s in specs)
+    assert min(s.seed for s in specs) == DECISION_SEEDS > 101

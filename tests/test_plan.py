@@ -10,10 +10,12 @@ import pytest
 from attnverify.compare.plan import EXTRAPOLATION, Estimate, duration, estimate
 
 
-def spec(kind: str, cost: float, seconds_per_cost: float | None = None):
+def spec(kind: str, cost: float, seconds_per_cost: float | None = None,
+         stop_when: tuple | None = None, key: str = ""):
     return SimpleNamespace(model=SimpleNamespace(kind=kind, seconds_per_cost=seconds_per_cost),
-                           cost_estimate=lambda: cost,
-                           time_estimate=lambda: cost * (seconds_per_cost or 1.0))
+                           cost_estimate=lambda: cost, stop_when=stop_when,
+                           time_estimate=lambda: cost * (seconds_per_cost or 1.0),
+                           key=lambda: key or f"{kind}-{cost}-{stop_when}")
 
 
 RATES = {"seq": {1e6: 3e-6, 1e8: 1e-6}}
@@ -36,6 +38,19 @@ def test_far_from_every_measurement_is_flagged_and_unmeasured_families_are_count
 def test_durations_read_naturally():
     assert [duration(s) for s in (42, 720, 12_240)] == ["42 s", "12 min", "3.4 h"]
     assert Estimate().text() == "0 s"
+
+
+def test_runs_with_a_stop_rule_are_counted_whole_and_the_table_says_so():
+    """A run that ends once it has learned is timed as if it trained every step, and the
+    dry run says that its time is an upper bound; without such runs it says nothing."""
+    from attnverify.compare.plan import ClaimPlan, plan_table
+
+    whole, stopping = spec("seq", 2e6), spec("seq", 2e6, stop_when=("acc", 0.5, 20))
+    est = estimate([whole, stopping], RATES)
+    assert est.stopping == 1 and est.seconds == pytest.approx(2 * 2e6 * 3e-6)
+    table = plan_table([ClaimPlan("c", 2, 0, missing=[whole, stopping])], RATES, workers=1)
+    assert "1 of them end once their stop rule is met" in table and "upper bound" in table
+    assert "stop rule" not in plan_table([ClaimPlan("c", 1, 0, missing=[whole])], RATES, 1)
 
 
 def test_runs_that_may_stop_early_are_not_measured(store):

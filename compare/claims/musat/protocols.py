@@ -14,11 +14,18 @@ CHANCE_MARGIN = 0.1
 plan)."""
 HEAD_THRESHOLD = 0.5
 """A head has emerged when its best structural score is >= 0.5 for 3 evaluations in a row."""
-DECISION_SEEDS = 100
-"""The first seed of the retrieval claims' decision block; seeds 0 to 4 trained the cells, the
-roles and the rules before they were frozen and decide nothing."""
+DECISION_SEEDS = 200
+"""The first seed of the retrieval claims' decision block (moved from 100 on 2026-11-26, when
+two runs of the full profile's deep cell chose that profile's evaluation grid); seeds 0 to 4
+trained the cells, the roles and the rules before they were frozen and decide nothing."""
 SEEDS = (SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
                    note="the deep and shallow cells' runs, shared by the retrieval claims"),
+         SeedBlock(SeedUse.CALIBRATION, 100,
+                   note="full, deep IC cell, seeds 100 and 101 evaluated every 500 steps: "
+                        "every depth crossed 0.9 between steps 500 and 2000, which chose the "
+                        "full profile's 100-step evaluations. Seeds 100 to 102 at smoke and "
+                        "quick decided until the block moved; they stay on record and decide "
+                        "nothing"),
          SeedBlock(SeedUse.DEVELOPMENT, 0,
                    note="the runs the cells, the head roles and the rules were chosen on"))
 FINAL = ("the query accuracy of the last evaluation (step 300, 4000, 24000 by profile) on "

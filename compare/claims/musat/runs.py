@@ -39,9 +39,12 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # full: D = 5 needs 3 layers (3^t >= 2D), so 2 layers are one below the bound. Only the
     # cells that decide a claim are trained: the heat map's grid and the shallow query-only
     # cell (64 + 8 runs, heat map only) were cut before any full run, since the deciding cells
-    # alone cost about 40 h of one core (docs/methodology.md, decision log of 2026-11-26)
+    # alone cost about 40 h of one core (docs/methodology.md, decision log of 2026-11-26).
+    # Evaluated every 100 steps, the quick grid: two calibration runs of the deep cell at
+    # 500-step evaluations learned every depth between steps 500 and 2000, too fast for that
+    # grid to order (decision log of 2026-11-26)
     "full": {"shallow": (5, 2, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
-             "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 500,
+             "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 100,
              "eval_size": 1024, "seeds": 5, "grid": NO_GRID, "control": (5, 4, 8),
              "looks": (5, 10, 15), "shallow_seeds": 8, "shallow_query_only_seeds": 0},
 }
