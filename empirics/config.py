@@ -66,8 +66,17 @@ class Config:
     def validate(self) -> None:
         """Raise ValueError on an invalid field; subclasses extend this."""
 
+    location_fields: ClassVar[tuple[str, ...]] = ()
+    """Fields that say where data lives, not what it is (a corpus's directory, whose content a
+    fingerprint field names): in the spec, so that a run can find its data, but not in the
+    run's identity (:meth:`identity`), so the same data elsewhere keeps the key."""
+
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **dataclasses.asdict(self)}  # type: ignore[call-overload]
+
+    def identity(self) -> dict[str, Any]:
+        """``to_dict`` without the :attr:`location_fields`: what the run key hashes."""
+        return {k: v for k, v in self.to_dict().items() if k not in self.location_fields}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:

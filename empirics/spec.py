@@ -154,13 +154,23 @@ class RunSpec:
             data["warm_start"] = cls.from_dict(data["warm_start"])
         return cls(**data)
 
+    def identity(self) -> dict[str, Any]:
+        """``to_dict`` with each config's :meth:`~empirics.config.Config.identity` (where data
+        lives is left out: a corpus's directory), the warm start's likewise."""
+        data = self.to_dict() | {"task": self.task.identity(), "model": self.model.identity(),
+                                 "optimizer": self.optimizer.identity()}
+        if self.warm_start is not None:
+            data["warm_start"] = self.warm_start.identity()
+        return data
+
     def key(self) -> str:
-        """The run's identity: a content hash of the canonical spec and the numerics versions
-        of its task, model, optimizer and the loop (never of source bytes)."""
+        """The run's identity: a content hash of the canonical spec (:meth:`identity`) and the
+        numerics versions of its task, model, optimizer and the loop (never of source
+        bytes)."""
         versions = run_versions(self)
         if self.warm_start is not None:  # the warm run's task may be of another class
             versions = versions | {"warm_start": run_versions(self.warm_start)}
-        payload = json.dumps({"spec": self.to_dict(), "versions": versions},
+        payload = json.dumps({"spec": self.identity(), "versions": versions},
                              sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:24]
 

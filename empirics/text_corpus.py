@@ -9,7 +9,8 @@ evaluation batches are windows of the validation stream (validation tokens missi
 training vocabulary map to ``<unk>``).
 
 The task records a SHA-256 fingerprint of both files, so a run key changes when the corpus does;
-:meth:`TextCorpusTask.from_directory` computes it.
+:meth:`TextCorpusTask.from_directory` computes it. The directory itself is not part of the key:
+the same corpus in another place (another machine, an unpacked archive's user) keeps its runs.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class TextCorpusTask(TaskConfig):
 
     kind = "text_corpus"
     code_version = 1
+    location_fields = ("directory",)
     directory: str = ""
     T: int = 64
     fingerprint: str = ""

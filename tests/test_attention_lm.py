@@ -128,6 +128,26 @@ def test_changed_corpus_is_detected(tmp_path):
         TextCorpusTask.from_directory(write_corpus(tmp_path / "x", ["a"], ["a"]).parent / "none")
 
 
+def test_a_corpus_run_keeps_its_key_wherever_the_corpus_lives(tmp_path):
+    """The run key names the corpus by its content (the fingerprint), not its directory: the
+    same files elsewhere find the stored run, which stays current; other content is another
+    run. The spec still carries its directory, which is where a run reads the data."""
+    from attnverify.empirics import RunStore
+
+    lines = [" the cat sat on the mat . "] * 5, [" the cat sat . "] * 4
+    here = TextCorpusTask.from_directory(write_corpus(tmp_path / "here", *lines), T=4)
+    there = TextCorpusTask.from_directory(write_corpus(tmp_path / "there", *lines), T=4)
+    other = TextCorpusTask.from_directory(
+        write_corpus(tmp_path / "other", [" a dog ran on the mat . "] * 5, lines[1]), T=4)
+    assert here.directory != there.directory and here.fingerprint == there.fingerprint
+    spec_here, spec_there = lm_spec(task=here, steps=2), lm_spec(task=there, steps=2)
+    assert spec_here.key() == spec_there.key() != lm_spec(task=other, steps=2).key()
+    assert spec_there.to_dict()["task"]["directory"] == there.directory
+    store = RunStore(tmp_path / "store")
+    store.put(train(spec_here))
+    assert spec_there.key() in set(store.keys()) and store.is_current(spec_there.key())
+
+
 def test_dropout_runs_do_not_depend_on_the_global_generator():
     """A run with dropout gives the same numbers whatever the global RNG state before it."""
     spec = RunSpec(task=RandomWalkLMTask(vocab=16, T=12),

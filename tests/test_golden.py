@@ -107,11 +107,6 @@ FAMILIES: dict[str, RunSpec] = {
 the free-attention toy, attention snapshots for the seq2seq, the causal rotary post-norm
 variant of the retrieval transformer with the task's options, the loop's early stop), and every
 task kind (``test_every_registered_kind_has_a_golden_run``)."""
-PATH_DEPENDENT = frozenset({"text_corpus_lm"})
-"""Families whose spec names a local directory (the corpus), so whose key differs between
-checkouts: their arrays and versions are compared, their key is not."""
-
-
 def _path(family: str) -> Path:
     return GOLDEN_DIR / f"{family}.json"
 
@@ -143,7 +138,7 @@ def golden_mismatch(family: str, arrays: dict[str, np.ndarray]) -> str | None:
         return (f"{family}: the numerics versions are {run_versions(spec)} but the golden "
                 f"arrays are of {stored['versions']}: a bump needs new golden arrays "
                 f"('pytest tests/test_golden.py --update-golden'; review their diff)")
-    if family not in PATH_DEPENDENT and stored["key"] != spec.key():
+    if stored["key"] != spec.key():
         return (f"{family}: the run key changed ({stored['key']} -> {spec.key()}) with the same "
                 f"versions: the spec's canonical form (to_dict) changed, which re-keys every "
                 f"stored run of this family")
