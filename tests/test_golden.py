@@ -107,6 +107,8 @@ FAMILIES: dict[str, RunSpec] = {
 the free-attention toy, attention snapshots for the seq2seq, the causal rotary post-norm
 variant of the retrieval transformer with the task's options, the loop's early stop), and every
 task kind (``test_every_registered_kind_has_a_golden_run``)."""
+
+
 def _path(family: str) -> Path:
     return GOLDEN_DIR / f"{family}.json"
 
@@ -140,8 +142,8 @@ def golden_mismatch(family: str, arrays: dict[str, np.ndarray]) -> str | None:
                 f"('pytest tests/test_golden.py --update-golden'; review their diff)")
     if stored["key"] != spec.key():
         return (f"{family}: the run key changed ({stored['key']} -> {spec.key()}) with the same "
-                f"versions: the spec's canonical form (to_dict) changed, which re-keys every "
-                f"stored run of this family")
+                f"versions: the spec's canonical form (RunSpec.identity) changed, which "
+                f"re-keys every stored run of this family")
     if set(stored["arrays"]) != set(arrays):
         return f"{family}: arrays {sorted(arrays)} != golden {sorted(stored['arrays'])}"
     for name, values in stored["arrays"].items():

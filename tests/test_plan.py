@@ -45,7 +45,7 @@ def test_runs_with_a_stop_rule_are_counted_whole_and_the_table_says_so():
     dry run says that its time is an upper bound; without such runs it says nothing."""
     from attnverify.compare.plan import ClaimPlan, plan_table
 
-    whole, stopping = spec("seq", 2e6), spec("seq", 2e6, stop_when=("acc", 0.5, 20))
+    whole, stopping = spec("seq", 2e6), spec("seq", 2e6, stop_when=("acc", 0.95))
     est = estimate([whole, stopping], RATES)
     assert est.stopping == 1 and est.seconds == pytest.approx(2 * 2e6 * 3e-6)
     table = plan_table([ClaimPlan("c", 2, 0, missing=[whole, stopping])], RATES, workers=1)
