@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from attnverify.empirics.config import ModelConfig, TaskConfig, is_int, require
+from attnverify.empirics.config import Config, ModelConfig, TaskConfig, is_int, require
 from attnverify.empirics.optim import Adam, OptimizerConfig
 from attnverify.empirics.versions import run_versions
 
@@ -122,10 +122,22 @@ class RunSpec:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form; ``stop_when`` and ``warm_start`` only when set, so specs without
         them keep the form (and the key) they had before the fields existed."""
+        return self._form(identity=False)
+
+    def identity(self) -> dict[str, Any]:
+        """``to_dict`` with each config's :meth:`~empirics.config.Config.identity` (where data
+        lives is left out: a corpus's directory), the warm start's likewise."""
+        return self._form(identity=True)
+
+    def _form(self, identity: bool) -> dict[str, Any]:
+        """The spec as a dict, its configs (and warm start) as ``identity`` or ``to_dict``."""
+        def config(c: Config) -> dict[str, Any]:
+            return c.identity() if identity else c.to_dict()
+
         data = {
-            "task": self.task.to_dict(),
-            "model": self.model.to_dict(),
-            "optimizer": self.optimizer.to_dict(),
+            "task": config(self.task),
+            "model": config(self.model),
+            "optimizer": config(self.optimizer),
             "steps": self.steps,
             "batch_size": self.batch_size,
             "eval_every": self.eval_every,
@@ -138,7 +150,7 @@ class RunSpec:
         if self.stop_when is not None:
             data["stop_when"] = list(self.stop_when)
         if self.warm_start is not None:
-            data["warm_start"] = self.warm_start.to_dict()
+            data["warm_start"] = self.warm_start._form(identity)
         return data
 
     @classmethod
@@ -153,15 +165,6 @@ class RunSpec:
         if data.get("warm_start") is not None:
             data["warm_start"] = cls.from_dict(data["warm_start"])
         return cls(**data)
-
-    def identity(self) -> dict[str, Any]:
-        """``to_dict`` with each config's :meth:`~empirics.config.Config.identity` (where data
-        lives is left out: a corpus's directory), the warm start's likewise."""
-        data = self.to_dict() | {"task": self.task.identity(), "model": self.model.identity(),
-                                 "optimizer": self.optimizer.identity()}
-        if self.warm_start is not None:
-            data["warm_start"] = self.warm_start.identity()
-        return data
 
     def key(self) -> str:
         """The run's identity: a content hash of the canonical spec (:meth:`identity`) and the
