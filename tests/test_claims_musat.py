@@ -288,6 +288,23 @@ def test_emergence_order_rule(depth_hist, D, expected):
         assert a.reason is Reason.NOT_TESTABLE
 
 
+def test_crossings_figure_names_each_seeds_order():
+    """One panel per seed, titled by what its crossings show (drawn from the assessment)."""
+    claim = DepthsEmergeInOrder()
+    params = {**claim.params("smoke"), "seeds": 3, "eval_every": 100, "deep": (3, 4)}
+    in_order = [[0.95, 1, 1, 1], [0.1, 0.95, 1, 1], [0.1, 0.2, 0.95, 1], [0, 0, 0, 0.95]]
+    tie = [[0.95, 1, 1, 1], [0.1, 0.95, 1, 1], [0.1, 0.2, 0.95, 1], [0, 0, 0.95, 1]]
+    inverted = [[0.95, 1, 1, 1], [0.1, 0.2, 0.95, 1], [0.95, 1, 1, 1], [0, 0, 0, 0.95]]
+    steps = (0, 100, 200, 300)
+    results = [fake(s, [0] * 4, hist, steps=steps)
+               for s, hist in zip(claim.specs(params), (in_order, tie, inverted), strict=True)]
+    a = claim.assess(params, results)
+    fig = claim.figures(params, results, a)["crossings"]
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == [f"seed {DECISION_SEEDS + i}: {v}"
+                      for i, v in enumerate(("in order", "tie", "inverted"))]
+
+
 def test_training_claims_end_to_end_at_smoke(store):
     executor = LocalExecutor(store, workers=1, progress=False)
     keys = set()

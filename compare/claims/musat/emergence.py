@@ -11,7 +11,7 @@ import numpy as np
 
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
-from attnverify.compare.claims.musat.figures import attention_figure
+from attnverify.compare.claims.musat.figures import attention_figure, crossings_figure
 from attnverify.compare.claims.musat.protocols import (
     HEAD_THRESHOLD,
     HEADS_PROTOCOL,
@@ -99,6 +99,16 @@ class DepthsEmergeInOrder(RetrievalClaim):
             tolerance=Tolerance("crossings are only seen at evaluation steps",
                                 {"resolution": f"{tie} steps (one evaluation interval)"}),
             explanation=why, n_seeds=len(rows), details={"seeds": rows})
+
+    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+                assessment: Assessment) -> dict[str, Figure]:
+        """Each assessed seed's per-depth accuracy around its crossings (the runs that did not
+        diverge, in the order of ``details["seeds"]``)."""
+        runs = [r for r in results if not r.diverged]
+        rows = assessment.details.get("seeds", [])
+        if not runs or len(runs) != len(rows):
+            return {}
+        return {"crossings": crossings_figure(runs, [row["crossing_steps"] for row in rows])}
 
 
 class HeadsEmergeInSequence(RetrievalClaim):

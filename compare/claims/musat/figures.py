@@ -88,6 +88,51 @@ def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     return fig
 
 
+def crossings_figure(results: Sequence[RunResult], crossings: Sequence[Sequence[int | None]],
+                     window: int = 8) -> Figure:
+    """Per-depth accuracy (depths >= 1) around its first crossings of the learned threshold,
+    one panel per seed (``crossings[i]``: the first crossing step of each depth 0..D, None
+    where never reached): every evaluation as a dot, so the grid that orders the crossings is
+    visible, and each crossing as a vertical line in its depth's colour; the x range is the
+    crossings with ``window`` evaluations either side. The panel title says whether the seed
+    orders its depths, ties two of them (one evaluation) or inverts them."""
+    colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple", "sky")]
+    fig, axes = new_figure(ncols=max(len(results), 1), width=3.0, height=2.8)
+    for ax, run, steps in zip(axes, results, crossings, strict=False):
+        eval_steps = np.asarray(run.eval_steps)
+        grid = int(np.min(np.diff(eval_steps))) if len(eval_steps) > 1 else 1
+        learned = [s for s in steps[1:] if s is not None]
+        lo = min(learned, default=int(eval_steps[0])) - window * grid
+        hi = max(learned, default=int(eval_steps[-1])) + window * grid
+        for k, step in enumerate(steps):
+            if k == 0:
+                continue  # the token itself, learned at once: it orders nothing
+            colour = colours[(k - 1) % len(colours)]
+            ax.plot(eval_steps, run.metric(f"acc_depth{k}"), color=colour, marker=".",
+                    markersize=3, linewidth=1, label=f"depth {k}")
+            if step is not None:
+                ax.axvline(step, color=colour, linewidth=1, linestyle="--")
+        ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", linewidth=1)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(-0.02, 1.02)
+        at = [float("inf") if s is None else s for s in steps[1:]]
+        pairs = [(a, b) for a in range(len(at)) for b in range(a + 1, len(at))]
+        if any(at[b] < at[a] for a, b in pairs):
+            verdict = "inverted"
+        elif any(at[a] == at[b] and np.isfinite(at[a]) for a, b in pairs):
+            verdict = "tie"
+        elif all(np.isfinite(at)):
+            verdict = "in order"
+        else:
+            verdict = "incomplete"
+        ax.set_title(f"seed {run.spec.seed}: {verdict}", fontsize=8)
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel("per-depth accuracy")
+    axes[0].legend(fontsize=6, loc="lower right")
+    fig.suptitle(f"first crossings of {LEARNED} (dashed), every evaluation a dot", fontsize=9)
+    return fig
+
+
 def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
     """Query accuracy over training, IC against query-only: every seed (thin) under the mean
     over seeds with its 95% band (thick); diverged runs are drawn but left out of the mean."""
