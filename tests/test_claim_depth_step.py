@@ -1,8 +1,9 @@
 """``musat.depth_step_at_refined_bound`` on constructed results: both step cells must decide
 (learned at the bound, near chance one hop past it) in their group-sequential designs; either
-failing refutes; the second look is trained only for a cell whose design continues; controls
-that learn too little, a cell off the bound's step and quick are not testable; the figure
-draws both bounds."""
+failing refutes; the controls train first and the step cells only where both learn; the second
+look is trained only for a cell whose design continues and only while neither design has
+refuted; controls that learn too little, a cell off the bound's step and quick are not
+testable; the figure draws both bounds."""
 
 from __future__ import annotations
 
@@ -60,12 +61,16 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), **change
     # 9 of 12 learned is neither: confirm needs 10, refute at 8 or fewer
     ([LEARNS] * 9 + [0.3] * 3, [CHANCE] * 12, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
      [12, 12], "look 2 of 2 at 12 seeds: 9"),
-    # models at the bound do not learn: futility at the first look, no second block for them
-    ([0.3] * 12, [CHANCE] * 12, Verdict.REFUTED, Reason.DECIDED, [6, 12],
+    # models at the bound do not learn: futility at the first look refutes, so neither cell
+    # trains a second block
+    ([0.3] * 12, [CHANCE] * 12, Verdict.REFUTED, Reason.DECIDED, [6, 6],
      "models at the bound do not learn"),
     # one hop past the bound, models score above chance + 0.1: the bound fails in training
-    ([LEARNS] * 12, [LEARNS, CHANCE] * 6, Verdict.REFUTED, Reason.DECIDED, [12, 6],
+    ([LEARNS] * 12, [LEARNS, CHANCE] * 6, Verdict.REFUTED, Reason.DECIDED, [6, 6],
      "models past the bound score above 0.35"),
+    # futility on one side at the second look: the other's last block was already trained
+    ([LEARNS] * 5 + [0.3] + [LEARNS] * 2 + [0.3] * 4, [CHANCE] * 12, Verdict.REFUTED,
+     Reason.DECIDED, [12, 12], "models at the bound do not learn"),
     # a diverged seed at the bound did not learn
     ([LEARNS] * 9 + [np.nan] * 3, [CHANCE] * 12, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
      [12, 12], "9 of 12 seeds learned"),
@@ -81,9 +86,10 @@ def test_rule(at_bound, past_bound, verdict, reason, trained, words):
     ([LEARNS] * 3, [LEARNS] + [np.nan] * 2),   # the past-bound side's: diverged runs fail
 ])
 def test_controls_that_learn_too_little_make_it_not_testable(controls):
-    a, _ = staged([0.3] * 12, [CHANCE] * 12, controls=controls)
+    a, counts = staged([0.3] * 12, [CHANCE] * 12, controls=controls)
     assert a.reason is Reason.NOT_TESTABLE and "a control learned in fewer than half" \
         in a.explanation
+    assert counts == [0, 0] and "the step cells were not trained" in a.explanation
 
 
 def test_a_diverged_run_past_the_bound_makes_it_not_testable():
@@ -127,16 +133,19 @@ def test_the_cells_of_a_point(t):
     assert claim.space["t"].low <= t <= claim.space["t"].high
     params = {**claim.params("smoke"), **claim.point_params({"t": t})}
     claim.check_params(params)
+    assert [cell[:2] for cell in claim.cells(params)] == [(D, t), (D + 1, t), (D, t + 1),
+                                                          (D + 1, t + 2)]
+    # the first stage is the two controls
     shapes = [(s.task.D, s.model.layers) for s in claim.specs(params)]
-    assert sorted(set(shapes)) == sorted({(D, t), (D + 1, t), (D, t + 1), (D + 1, t + 2)})
+    assert sorted(set(shapes)) == [(D, t + 1), (D + 1, t + 2)]
 
 
 def test_the_figure_draws_the_cells_and_both_bounds():
     claim = DepthStepAtRefinedBound()
     params = claim.params("full")
-    specs = claim.specs(params)
-    accs = [LEARNS] * 6 + [CHANCE] * 6 + [LEARNS] * 6
-    results = [fake(s, a) for s, a in zip(specs, accs, strict=True)]
+    results = [fake(s, LEARNS) for s in claim.specs(params)]  # the controls learn
+    results += [fake(s, LEARNS if s.task.D == 2 else CHANCE)
+                for s in claim.followup(params, results)]
     a = claim.assess(params, results)
     fig = claim.figures(params, results, a)["depth_step"]
     labels = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]

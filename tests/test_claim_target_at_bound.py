@@ -17,13 +17,16 @@ from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 
-def lens_run(spec, query_acc, lens_query, sees=True):
+def lens_run(spec, query_acc, lens_query, sees=True, one_hop_only=False):
     """A finished run (D = 5, 4 layers) with the given final query accuracy and lens readings
-    of the query; with ``sees``, the lens reads depth-1 first tokens from layer 1 on."""
+    of the query; with ``sees``, the lens reads the first tokens one link per layer resolves
+    (depth <= l after layer l); with ``one_hop_only``, only depth-1 first tokens (their root
+    is their statement's partner, one attention hop away)."""
     layers = len(lens_query) - 1
     first = np.full((layers + 1, 6), 0.02)
-    if sees:
-        first[1:, 1] = 1.0
+    for layer in range(1, layers + 1):
+        if sees:
+            first[layer, 1:(2 if one_hop_only else layer + 1)] = 1.0
     return RunResult(spec=spec, status="ok", eval_steps=np.array([0, 100]),
                      metrics={"query_acc": np.array([0.0, query_acc])},
                      train_loss=np.zeros(1),
@@ -32,12 +35,13 @@ def lens_run(spec, query_acc, lens_query, sees=True):
                             "lens_depth": np.full((layers + 1, 6), 0.02)})
 
 
-def assess(lens_rows, accs=None, sees=True):
+def assess(lens_rows, accs=None, sees=True, one_hop_only=False):
     claim = TargetAppearsAtBound()
     params = claim.params("full")          # the control cell: D = 5 (bound 3), 4 layers
     specs = claim.specs(params)
     accs = accs or [1.0] * len(specs)
-    runs = [lens_run(s, a, row, sees) for s, a, row in zip(specs, accs, lens_rows, strict=True)]
+    runs = [lens_run(s, a, row, sees, one_hop_only)
+            for s, a, row in zip(specs, accs, lens_rows, strict=True)]
     return claim.assess(params, runs)
 
 
@@ -63,6 +67,13 @@ def test_a_lens_that_reads_nothing_at_the_tested_layer_cannot_confirm():
     assert a.reason is Reason.NOT_TESTABLE and "says nothing" in a.explanation
     # but the answer read early refutes whatever else the lens reads
     assert assess([AT_BOUND] * 4 + [EARLY], sees=False).verdict is Verdict.REFUTED
+
+
+def test_a_lens_that_reads_only_one_hop_cannot_confirm():
+    """A depth-1 first token reads its root from its own statement: a lens that reads only
+    those sees nothing the layers composed, so its silence on the answer says nothing."""
+    a = assess([AT_BOUND] * 5, one_hop_only=True)
+    assert a.reason is Reason.NOT_TESTABLE and "fewer layers cannot resolve" in a.explanation
 
 
 def test_quick_has_no_layer_from_two_below_the_bound():

@@ -58,29 +58,64 @@ def test_depth_bound_claim_refutes_a_wrong_closed_form(monkeypatch):
     assert claim.assess(claim.params("smoke"), []).verdict is Verdict.REFUTED
 
 
-TESTABLE_SHALLOW = {"shallow": (5, 2, 4), "control": (5, 4, 4), "shallow_seeds": 8,
+TESTABLE_SHALLOW = {"shallow": (5, 2, 4), "control": (5, 4, 4), "shallow_looks": (8, 12),
                     "shallow_query_only_seeds": 8,
                     "seeds": 2, "grid": NO_GRID}
 """D = 5 needs 3 layers: 2 are one below; the control has the refined bound + 1."""
 
 
-@pytest.mark.parametrize(("shallow", "control", "verdict", "reason"), [
-    ([0.25] * 8, [1.0, 1.0], Verdict.CONFIRMED, Reason.DECIDED),
-    ([0.25] * 6 + [0.95] * 2, [1.0, 1.0], Verdict.REFUTED, Reason.DECIDED),
-    ([0.25] * 7 + [0.95], [1.0, 1.0], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
-    ([0.25] * 8, [0.3, 1.0], Verdict.CONFIRMED, Reason.DECIDED),   # half the control learns
-    ([0.25] * 8, [0.3, 0.3], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),  # nothing learns
+def run_shallow_stages(claim, params, shallow, control):
+    """Train the claim's stages on constructed runs: the first stage's final query accuracies
+    (deep cells learn, query-only ones not, the control as given), then each followup's
+    shallow seeds from ``shallow`` in seed order; returns every result and the stage sizes."""
+    def acc(spec, i):
+        D, layers = spec.task.D, spec.model.layers
+        if (D, layers, spec.task.distractors) == tuple(params["control"]):
+            return control[i]
+        return 1.0 if spec.task.ic else 0.25
+    first = claim.specs(params)
+    results = [fake(s, [0.0, 0.1, acc(s, s.seed - DECISION_SEEDS)]) for s in first]
+    sizes = [len(first)]
+    while more := claim.followup(params, results):
+        assert {(s.task.D, s.model.layers, s.task.ic) for s in more} == {(5, 2, True)}
+        results += [fake(s, [0.0, 0.1, shallow[s.seed - DECISION_SEEDS]]) for s in more]
+        sizes.append(len(more))
+    return results, sizes
+
+
+@pytest.mark.parametrize(("shallow", "control", "verdict", "reason", "stages"), [
+    ([0.25] * 8, [1.0, 1.0], Verdict.CONFIRMED, Reason.DECIDED, [8]),
+    ([0.25] * 5 + [0.95] * 3, [1.0, 1.0], Verdict.REFUTED, Reason.DECIDED, [8]),
+    ([0.25] * 7 + [0.95] + [0.25] * 4, [1.0, 1.0], Verdict.CONFIRMED, Reason.DECIDED, [8, 4]),
+    ([0.25] * 6 + [0.95] * 2 + [0.25] * 2 + [0.95] * 2, [1.0, 1.0], Verdict.REFUTED,
+     Reason.DECIDED, [8, 4]),                                      # 8 of 12
+    ([0.25] * 8, [0.3, 1.0], Verdict.CONFIRMED, Reason.DECIDED, [8]),  # half the control
+    ([0.25] * 8, [0.3, 0.3], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, []),  # nothing learns
 ])
-def test_shallow_rule(shallow, control, verdict, reason):
+def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control, verdict,
+                                                                reason, stages):
     claim = ShallowModelsFail()
     params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
-    groups = [shallow, [1.0] * 2, [0.25] * 8, [0.25] * 2, control]
-    specs = claim.specs(params)
-    accs = [acc for group in groups for acc in group]
-    assert len(specs) == len(accs)
-    a = claim.assess(params, [fake(s, [0.0, 0.1, acc]) for s, acc in zip(specs, accs,
-                                                                          strict=True)])
+    assert claim.staged(params)
+    assert not any(s.task.D == 5 and s.model.layers == 2 and s.task.ic
+                   for s in claim.specs(params))  # the shallow IC cell waits
+    results, sizes = run_shallow_stages(claim, params, shallow, control)
+    assert sizes[1:] == stages
+    a = claim.assess(params, results)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+    if reason is Reason.NOT_TESTABLE:
+        assert "the shallow cell was not trained" in a.explanation
+
+
+def test_shallow_rule_stops_at_a_diverged_seed_and_is_not_testable():
+    claim = ShallowModelsFail()
+    params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
+    results, _ = run_shallow_stages(claim, params, [0.25] * 8, [1.0, 1.0])
+    shallow = [r for r in results if r.spec.model.layers == 2 and r.spec.task.ic]
+    shallow[3].status = "diverged"
+    assert claim.followup(params, results) == []
+    a = claim.assess(params, results)
+    assert a.reason is Reason.NOT_TESTABLE and "every seed of a look must finish" in a.explanation
 
 
 def test_one_layer_cannot_test_the_shallow_claim():
@@ -307,14 +342,18 @@ def test_crossings_figure_names_each_seeds_order():
 
 def test_training_claims_end_to_end_at_smoke(store):
     executor = LocalExecutor(store, workers=1, progress=False)
-    keys = set()
+    keys, explanations = set(), {}
     for claim in select("musat"):
         outcome = evaluate(claim, "smoke", executor)
         assert outcome.assessment.verdict in set(Verdict)
         keys |= set(outcome.run_keys)
+        explanations[claim.id] = outcome.assessment.explanation
     # shallow and deep, each with IC and query-only, 2 seeds: claims share their runs; the
-    # depth step's four cells (2 seeds each) are its own
-    assert len(executor.computed) == len(keys) == 4 * 2 + 4 * 2
+    # depth step's two controls (2 seeds each) are its own, and so are its two step cells,
+    # which train only where both controls learn
+    skipped = "the step cells were not trained" in explanations[
+        "musat.depth_step_at_refined_bound"]
+    assert len(executor.computed) == len(keys) == 4 * 2 + 2 * 2 + (0 if skipped else 2 * 2)
 
 
 def test_full_evaluates_on_the_quick_grid_from_fresh_seeds():

@@ -8,11 +8,8 @@ from attnverify.compare.claims.musat.depth_step import DepthStepAtRefinedBound
 from attnverify.compare.claims.musat.emergence import DepthsEmergeInOrder, HeadsEmergeInSequence
 from attnverify.compare.claims.musat.lens import TargetAppearsAtBound
 from attnverify.compare.claims.musat.prompting import LlmsSolveByPrompting
-from attnverify.compare.claims.musat.training import (
-    ImplicitCurriculumNeeded,
-    ShallowModelsFail,
-    SufficientDepthLearns,
-)
+from attnverify.compare.claims.musat.shallow import ShallowModelsFail
+from attnverify.compare.claims.musat.training import ImplicitCurriculumNeeded, SufficientDepthLearns
 
 CLAIMS = (
     DepthBoundClosedForm,

@@ -36,6 +36,7 @@ from attnverify.compare.claims.musat.lens import (
     learned_with_lens,
 )
 from attnverify.compare.claims.musat.protocols import LEARNED, SEEDS
+from attnverify.compare.claims.musat.reach import composed_reach, one_link_reach
 from attnverify.compare.claims.musat.runs import cell_shape
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
@@ -92,16 +93,6 @@ COMPOSE_PROTOCOL = Protocol(
                 "layers",
                 "quick trains no cell where one link per layer cannot answer (D = 2 with 4 "
                 "layers): not testable there; full's control cell is D = 5 with 4 layers"))
-
-
-def one_link_reach(layer: int, second: bool) -> int:
-    """The deepest depth one link per layer resolves after ``layer`` layers (derived)."""
-    return layer - 1 if second else layer
-
-
-def composed_reach(layer: int, second: bool) -> int:
-    """The deepest depth the interval game resolves after ``layer`` layers (derived)."""
-    return (3 ** layer - 1) // 4 if second else (3 ** layer + 1) // 4
 
 
 def separating_cells(D: int, layers: int) -> list[tuple[str, int, int]]:

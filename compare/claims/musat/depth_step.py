@@ -64,8 +64,9 @@ QUICK_NOT_TRAINED = (
     "0.25); full decides")
 STEP: dict[str, dict[str, Any]] = {
     # step: (D_t, t, distractors), the largest D that t layers solve under the refined bound;
-    # the step cells (D_t, t) and (D_t + 1, t) train in looks of step_looks seeds, the controls
-    # (D_t, t + 1) and (D_t + 1, t + 2) with control_seeds each. 4 distractor statements, as in
+    # the controls (D_t, t + 1) and (D_t + 1, t + 2) train first, control_seeds each; the step
+    # cells (D_t, t) and (D_t + 1, t) then train in looks of step_looks seeds where both
+    # controls learned in half of their seeds. 4 distractor statements, as in
     # quick's shallow cell, so that no fixed slot can be read. Quick trains nothing
     "smoke": {"step": (2, 2, 4), "step_looks": (2,), "control_seeds": 2},
     "quick": {"step": None, "step_looks": (6, 12), "control_seeds": 0},
@@ -98,7 +99,8 @@ STEP_PROTOCOL = Protocol(
                   "refined(D_t + 1)) with t >= 2 (one layer fails for reasons that have "
                   "nothing to do with depth); each has a control with the refined bound + 1 "
                   "layers at its D that learns in at least half of its seeds (a diverged "
-                  "control run did not learn); every seed one hop past the bound finished"),
+                  "control run did not learn; the controls train first, the step cells only "
+                  "where both pass); every seed one hop past the bound finished"),
     secondary=("the mean final query accuracy of each cell",
                "the heat map of the four cells with both bounds"),
     seeds=(*SEEDS, SeedBlock(SeedUse.CALIBRATION, 900, note="the at-bound cell at the quick "
@@ -119,10 +121,13 @@ class DepthStepAtRefinedBound(RetrievalClaim):
 
     Protocol (``STEP_PROTOCOL``): a group-sequential exact binomial design per step cell
     (learned at the bound: H0 p <= 0.5 against H1 p >= 0.9; near chance past it: H0 p <= 0.5
-    against H1 p >= 0.95), the next block of a cell trained only while its design continues;
-    both must confirm; either refuting refutes. Not testable where a control with one layer
-    more than the refined bound does not learn in half of its seeds, and at quick, which
-    trains nothing."""
+    against H1 p >= 0.95), the next block of a cell trained only while its design continues
+    and neither design has refuted; both must confirm; either refuting refutes. The controls
+    train first, and the step cells only where both learn in half of their seeds (changed on
+    2026-11-27, before any full run of these cells: the step cells trained beside the
+    controls, and a cell's second block trained even when the other cell had refuted). Not
+    testable where a control with one layer more than the refined bound does not learn in half
+    of its seeds, and at quick, which trains nothing."""
 
     id = "musat.depth_step_at_refined_bound"
     kind = ClaimKind.DERIVED
@@ -170,29 +175,38 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                 (D + 1, t + 2, distractors)]
 
     def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
+        """The first stage: the two controls only. The step cells train in later stages,
+        once both controls have learned in half of their seeds (:meth:`followup`)."""
         if params["step"] is None:
             return []
-        first, controls = params["step_looks"][0], params["control_seeds"]
-        return [(cell, True, n) for cell, n in zip(self.cells(params),
-                                                   (first, first, controls, controls),
-                                                   strict=True)]
+        return [(cell, True, params["control_seeds"]) for cell in self.cells(params)[2:]]
 
     def staged(self, params: dict[str, Any]) -> bool:
         return params["step"] is not None
 
     def seed_plan(self, params: dict[str, Any]) -> str:
-        return "per step cell: " + self.designs(params)[0].seed_text() if self.staged(params) \
-            else ""
+        return ("per step cell, after both controls learn in half of their seeds: "
+                + self.designs(params)[0].seed_text()) if self.staged(params) else ""
 
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
+        """The step cells' next looks: none until both controls have learned in half of their
+        seeds (the claim is otherwise not testable, and the step cells would decide nothing),
+        and none once either design has stopped for futility (that refutes the claim,
+        whatever the other cell shows) or a seed past the bound has diverged (not
+        testable)."""
         if params["step"] is None:
             return []
-        at_bound, past_bound, _, _ = self.by_cell(params, results)
+        at_bound, past_bound, *controls = self.by_cell(params, results)
+        if not _controls_learn(controls) or any(r.diverged for r in past_bound):
+            return []
         learn_design, fail_design = self.designs(params)
         limit = 1 / params["K"] + CHANCE_MARGIN
-        pending = [(cell, design.pending(outcomes)) for cell, design, outcomes in (
-            (self.cells(params)[0], learn_design, [_learned(r) for r in at_bound]),
-            (self.cells(params)[1], fail_design, [_near(r, limit) for r in past_bound]))]
+        learned = [_learned(r) for r in at_bound]
+        near = [_near(r, limit) for r in past_bound]
+        if Stop.FUTILITY in (learn_design.decide(learned).stop, fail_design.decide(near).stop):
+            return []
+        pending = [(self.cells(params)[0], learn_design.pending(learned)),
+                   (self.cells(params)[1], fail_design.pending(near))]
         return [retrieval_spec(params, cell, True, DECISION_SEEDS + i)
                 for cell, seeds in pending for i in seeds]
 
@@ -227,12 +241,12 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                f"learned, D = {D + 1} with {t + 2} layers {control_learned[1]} of "
                f"{len(controls[1])}")
         n_seeds = len(results)
-        if not all(runs and 2 * k >= len(runs)
-                   for k, runs in zip(control_learned, controls, strict=True)):
+        if not _controls_learn(controls):
             return self._not_testable(
                 f"a control learned in fewer than half of its seeds: the budget learns too "
                 f"little there for a cell with fewer layers to say anything about depth (a "
-                f"longer budget would make it testable). {why}", n_seeds)
+                f"longer budget would make it testable; the step cells were not trained). "
+                f"{why}", n_seeds)
         if past_diverged:
             return self._not_testable(f"{past_diverged} seed(s) one hop past the bound "
                                       f"diverged. {why}", n_seeds)
@@ -289,6 +303,11 @@ def largest_solved(t: int) -> int:
 def _learned(result: RunResult) -> bool:
     """Learned the query; a diverged run did not."""
     return not result.diverged and final_query(result) >= LEARNED
+
+
+def _controls_learn(controls: Sequence[Sequence[RunResult]]) -> bool:
+    """Every control has runs and learned in at least half of them (the precondition)."""
+    return all(runs and 2 * sum(_learned(r) for r in runs) >= len(runs) for runs in controls)
 
 
 def _near(result: RunResult, limit: float) -> bool:

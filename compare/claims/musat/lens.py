@@ -15,9 +15,12 @@ Only layers from 2 on are tested: after one layer the query can have read only t
 that hold its own symbol, whose streams still hold nothing but that symbol, so no mechanism can
 put the answer there (D >= 2) and layer 1 would confirm by construction. The first D with a
 layer 2 below the bound is D = 5 (min_layers = 3): the full profile's control cell (D = 5, 4
-layers). A seed counts only where the lens can read something at the tested layer (the roots of
-some statement tokens of depth >= 1 at >= 0.9): a lens blind at that layer would read the
-answer as absent whatever the stream holds.
+layers). A seed counts only where the lens can read, at the tested layer, the roots of some
+statement tokens that fewer layers cannot resolve (:func:`reads_statements`, at >= 0.9): a lens
+blind there would read the answer as absent whatever the stream holds. (Changed on
+2026-11-27, before any run of the control cell: any statement token of depth >= 1 counted,
+and a first token of depth 1 reads its root from its own statement in one hop, so the check
+passed in every learned seed.)
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import lens_figure
 from attnverify.compare.claims.musat.protocols import LEARNED, SEEDS
+from attnverify.compare.claims.musat.reach import composed_reach
 from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -72,9 +76,11 @@ LENS_PROTOCOL = Protocol(
                  "fraction of seeds that learned is reported beside them"),
     precondition=("min_layers(D) >= 3 (a layer from 2 on below the bound: D >= 5), at least 2 "
                   "seeds that learned the query (a model that does not answer says nothing "
-                  "about where its answer appears), and in each of them the lens reads the "
-                  "roots of some statement tokens of depth >= 1 at >= 0.9 after every tested "
-                  "layer (else a blind lens would confirm)"),
+                  "about where its answer appears), and in each of them the lens reads at "
+                  ">= 0.9, after every tested layer l, the roots of some statement tokens that "
+                  "no mechanism resolves with l - 1 layers (at l = 2: first tokens of depth "
+                  ">= 2 or second tokens of depth >= 1), else a lens blind to what the layers "
+                  "composed would confirm"),
     secondary=("the first layer at which the lens reads the query's answer (>= 0.9), per seed, "
                "beside the paper's and the refined bound",
                "the lens by depth on the statement tokens (the figure)"),
@@ -122,7 +128,7 @@ class TargetAppearsAtBound(ControlCellLensClaim):
     id = "musat.target_appears_at_bound"
     kind = ClaimKind.PAPER
     protocol = LENS_PROTOCOL
-    code_version = 1
+    code_version = 2
     statement = ("In trained models the answer appears in the query's residual stream only "
                  "from the layer the bound predicts on: a linear lens reads it below 1/K after "
                  "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
@@ -180,9 +186,9 @@ class TargetAppearsAtBound(ControlCellLensClaim):
             return self._not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
         elif blind or len(tests) < len(cells):
             return self._not_testable(
-                f"the lens reads no statement token of depth >= 1 at >= {LEARNED} at a tested "
-                f"layer in seed(s) {blind}, so reading the answer as absent there says nothing. "
-                f"{why}")
+                f"at a tested layer of seed(s) {blind} the lens reads no statement token that "
+                f"fewer layers cannot resolve at >= {LEARNED}, so reading the answer as absent "
+                f"there says nothing. {why}")
         else:
             p_confirm = max(t[3] for t in tests)
             p = p_confirm
@@ -214,11 +220,19 @@ class TargetAppearsAtBound(ControlCellLensClaim):
                                 "p_above": pa} for s, layer, a, pb, pa in tests]})
 
 def reads_statements(result: RunResult, layer: int) -> bool:
-    """Whether the lens reads the roots of some statement tokens of depth >= 1 (either slot)
-    at >= 0.9 after ``layer``: it is not blind there."""
-    rows = [result.final[f"lens_{slot}"][layer, 1:] for slot in ("first", "second")
-            if f"lens_{slot}" in result.final]
-    return any(np.nanmax(row, initial=0.0) >= LEARNED for row in rows if row.size)
+    """Whether the lens reads, after ``layer``, the roots of some statement tokens that no
+    mechanism resolves with fewer layers (first tokens deeper than ``composed_reach(layer - 1,
+    False)``, second tokens deeper than ``composed_reach(layer - 1, True)``) at >= 0.9: it sees
+    what the layers up to this one composed, not only a partner read by one attention hop
+    (a first token of depth 1 reads its root from its own statement)."""
+    for slot in ("first", "second"):
+        table = result.final.get(f"lens_{slot}")
+        if table is None:
+            continue
+        row = table[layer, composed_reach(layer - 1, slot == "second") + 1:]
+        if row.size and np.nanmax(row) >= LEARNED:
+            return True
+    return False
 
 
 def learned_with_lens(results: Sequence[RunResult]) -> list[RunResult]:

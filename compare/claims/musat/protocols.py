@@ -19,7 +19,8 @@ DECISION_SEEDS = 200
 two runs of the full profile's deep cell chose that profile's evaluation grid); seeds 0 to 4
 trained the cells, the roles and the rules before they were frozen and decide nothing."""
 SEEDS = (SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
-                   note="the deep and shallow cells' runs, shared by the retrieval claims"),
+                   note="the retrieval cells' runs (deep, shallow, the control and the depth "
+                        "step's cells), shared by the retrieval claims"),
          SeedBlock(SeedUse.CALIBRATION, 100,
                    note="full, deep IC cell, seeds 100 and 101 evaluated every 500 steps: "
                         "every depth crossed 0.9 between steps 500 and 2000, which chose the "
@@ -50,9 +51,11 @@ SHALLOW_PROTOCOL = Protocol(
           "diverged run makes the claim not testable)"),
     h0="the shallow model stays near chance in at most half of the seeds",
     h1="it stays near chance in 95% of the seeds or more",
-    test="exact binomial test of the indicator count (one look of the sequential design)",
-    confirm="the count reaches the design's efficacy boundary (8 of 8 at full)",
-    refute="the count falls to its futility boundary (6 or fewer of 8 at full)",
+    test=("group-sequential exact binomial design, O'Brien-Fleming-type spending, binding "
+          "futility; looks at 8 and 12 seeds (full), trained only after the control has "
+          "learned in half of its seeds"),
+    confirm="the count reaches a look's efficacy boundary (8 of 8, or 10 of 12, at full)",
+    refute="it falls to a look's futility boundary (5 or fewer of 8, or 9 or fewer of 12)",
     alpha=0.025, beta=0.10, readout=FINAL, frozen=FROZEN,
     precondition=("the shallow cell has at least 2 layers (one layer cannot find the roots "
                   "under any mechanism, so its failure says nothing about depth), fewer than "

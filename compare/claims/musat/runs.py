@@ -23,19 +23,20 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # control: the shallow cell's D and distractors with the refined bound + 1 layers (the
     # testability precondition of musat.shallow_models_fail; None where the shallow cell has
     # one layer and cannot test the claim); looks: the sequential seed counts of
-    # musat.sufficient_depth_learns; shallow_seeds: the shallow IC cell's seeds and
-    # shallow_query_only_seeds the shallow query-only cell's (heat map only). At quick the
-    # shallow cell (one layer) cannot test its claim, so it is not trained (0 seeds), and
+    # musat.sufficient_depth_learns; shallow_looks: the sequential seed counts of the shallow
+    # IC cell (musat.shallow_models_fail; after its control where there is one) and
+    # shallow_query_only_seeds the shallow query-only cell's seeds (heat map only). At quick the
+    # shallow cell (one layer) cannot test its claim, so it is not trained (no looks), and
     # 3 seeds of the deep cell cannot decide musat.sufficient_depth_learns: the full profile
     # decides both (a run of the deep cell takes about 85 s on one core)
     "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
               "eval_size": 256, "seeds": 2, "grid": NO_GRID, "control": None,
-              "looks": (2,), "shallow_seeds": 2, "shallow_query_only_seeds": 2},
+              "looks": (2,), "shallow_looks": (2,), "shallow_query_only_seeds": 2},
     "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
               "eval_size": 512, "seeds": 3, "grid": NO_GRID, "control": None,
-              "looks": (3,), "shallow_seeds": 0, "shallow_query_only_seeds": 0},
+              "looks": (3,), "shallow_looks": None, "shallow_query_only_seeds": 0},
     # full: D = 5 needs 3 layers (3^t >= 2D), so 2 layers are one below the bound. Only the
     # cells that decide a claim are trained: the heat map's grid and the shallow query-only
     # cell (64 + 8 runs, heat map only) were cut before any full run, since the deciding cells
@@ -46,7 +47,7 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     "full": {"shallow": (5, 2, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
              "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 100,
              "eval_size": 1024, "seeds": 5, "grid": NO_GRID, "control": (5, 4, 8),
-             "looks": (5, 10, 15), "shallow_seeds": 8, "shallow_query_only_seeds": 0},
+             "looks": (5, 10, 15), "shallow_looks": (8, 12), "shallow_query_only_seeds": 0},
 }
 
 

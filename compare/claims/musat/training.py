@@ -1,5 +1,6 @@
-"""Claims on trained transformers: depth below the bound fails, enough depth with the implicit
-curriculum learns, query-only supervision does not, depths and heads emerge in order.
+"""Claims on trained transformers: enough depth with the implicit curriculum learns, and
+query-only supervision does not (depth below the bound: :mod:`.shallow`; the order of
+emergence: :mod:`.emergence`).
 
 Configurations are CPU-sized at ``quick`` and avoid three known pitfalls: K = 4 chains (chance
 1/4 on the query, no single-chain shortcut); a separate query token, so the learning runs use
@@ -22,7 +23,7 @@ that decide a claim (the grid would cost more than the claims).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,183 +32,32 @@ from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.emergence import HeadsEmergeInSequence
 from attnverify.compare.claims.musat.figures import (
-    depth_heatmap,
     emergence_figure,
     ic_figure,
 )
 from attnverify.compare.claims.musat.protocols import (
-    CHANCE_MARGIN,
     DECISION_SEEDS,
     IC_MIN_GAP,
     IC_PROTOCOL,
     LEARNED,
-    SHALLOW_DESIGN,
-    SHALLOW_PROTOCOL,
     SUFFICIENT_DESIGN,
     SUFFICIENT_PROTOCOL,
 )
-from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, diverged_note
+from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import (
-    NO_GRID,
     Cell,
-    cell_shape,
     final_query,
-    finished,
-    grid_cells,
     retrieval_spec,
 )
 from attnverify.compare.decision import decide, rate_gain, sequential_verdict
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
-from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-
-class ShallowModelsFail(RetrievalClaim):
-    """``musat.shallow_models_fail``: with fewer layers than min_layers(D) the query stays near
-    chance (at most 1/K + 0.1), even with the implicit curriculum.
-
-    Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model's final query accuracy
-    is near chance; an exact binomial test of the count (H0: near chance in at most half of
-    the seeds; H1: in 95%). Testable only where the shallow cell has at least 2 layers (one
-    layer fails for a reason that has nothing to do with depth: see below) and a control with
-    the refined bound + 1 layers, at the same D, distractors and budget, learns in at least
-    half of its seeds (else failing says nothing about depth). At quick the shallow cell is
-    one layer at D = 2 and the claim is not testable there; full trains D = 5 with 2 layers
-    (D = 5 needs 3) and its 4-layer control.
-
-    Changed on 2026-11-25 (docs/methodology.md): the rule was a t-interval of the mean
-    accuracy of one-layer models, which fail under any mechanism.
-
-    Why one layer scores below 1/K (derived here, not in the paper; the verdict does not use
-    it): 1/K is the accuracy of a model that knows the K roots but not which chain is asked.
-    Telling a root (a symbol never on a statement's left) from an intermediate symbol depends on
-    what other positions hold, so a key's weight would have to depend on its context, which
-    needs an earlier layer; what one layer can weigh is the key's own token and position, and
-    position parity marks the value slot. A model
-    that picks uniformly among the K D + distractors distinct symbols written in value slots
-    scores 1 / (K D + distractors). Measured (quick shallow cell D = 2, K = 4, 4
-    distractors, 4000 steps, 2 seeds each with IC and query-only, 4096 fresh examples): 98% of
-    the query predictions are value-slot symbols, 65% of them roots (8 of the 12 value-slot
-    symbols are roots or distractor values: 0.67 if uniform), accuracy 0.080-0.086 against
-    1/12 = 0.083."""
-
-    id = "musat.shallow_models_fail"
-    kind = ClaimKind.PAPER
-    protocol = SHALLOW_PROTOCOL
-    code_version = 2
-    statement = ("Trained models with fewer layers than the bound stay near chance on the query "
-                 "(many chains, so slot-reading shortcuts are closed).")
-    # the deep cells and the query-only ones only for the heat map (the deep query-only runs
-    # are shared with musat.implicit_curriculum_needed)
-    cells = (("shallow", True), ("deep", True), ("shallow", False), ("deep", False))
-    space: ClassVar[dict[str, Dimension]] = {
-        # shortest chain first; one layer fewer than the bound, with distractor statements
-        "D": Dimension("chain length D (hops), with min_layers(D) - 1 layers", low=2, high=5),
-        "distractors": Dimension("distractor statements", values=(4, 0, 2, 8)),
-    }
-
-    def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
-        D = point["D"]
-        return {"shallow": (D, theory.musat.min_layers_value(D) - 1, point["distractors"]),
-                "control": (D, theory.musat.min_layers_refined_value(D) + 1,
-                            point["distractors"])}
-
-    def plan(self, params: dict[str, Any]) -> list[tuple[Cell, bool, int]]:
-        """The four named groups (the shallow ones with ``shallow_seeds`` and
-        ``shallow_query_only_seeds``), the control where there is one, then the grid's cells
-        (IC and query-only) that are not one of them."""
-        shallow = {True: params["shallow_seeds"], False: params["shallow_query_only_seeds"]}
-        named = [(cell, ic, shallow[ic] if cell == "shallow" else params["seeds"])
-                 for cell, ic in self.cells]
-        if params.get("control"):
-            named.append(("control", True, params["seeds"]))
-        shapes = {(cell_shape(params, cell), ic) for cell, ic, _ in named}
-        seeds = params.get("grid", NO_GRID)["seeds"]
-        return named + [(cell, ic, seeds) for cell in grid_cells(params) for ic in (True, False)
-                        if (cell, ic) not in shapes]
-
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        groups = self.groups(params, results)
-        accs, diverged = finished([final_query(r) for r in groups[0]])
-        limit = 1 / params["K"] + CHANCE_MARGIN
-        D, layers = params["shallow"][:2]
-        bound = theory.musat.min_layers_value(D)
-        near = [a <= limit for a in accs]
-        n_planned = params["shallow_seeds"]
-        design = SequentialDesign((n_planned,), **SHALLOW_DESIGN) if n_planned else None
-        result = design.decide(near) if design and len(near) == n_planned else None
-        lo, hi = binomial_ci(sum(near), len(near)) if near else (float("nan"), float("nan"))
-        why = (f"{layers} layer(s) < min_layers({D}) = {bound}: {sum(near)} of {len(near)} "
-               f"seeds near chance (final query <= {limit:.2f}), mean accuracy "
-               f"{np.mean(accs) if accs else float('nan'):.3f}" + _value_slot_note(params)
-               + diverged_note(diverged))
-        untestable = self._untestable(params, groups)
-        if untestable:
-            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = (f"not testable here: {untestable}. " + (f"Measured anyway: {why}" if accs
-                   else "The shallow cell is not trained at this profile."))
-        elif design is None or result is None:
-            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why += f"; {len(near)} finished seeds of {params['shallow_seeds']}"
-        else:
-            verdict, reason = sequential_verdict(result.stop)
-            why += f"; {design.look_text(result)}"
-        return Assessment(
-            verdict=verdict, reason=reason,
-            p_value=design.p_value(result) if design and result and not untestable else None,
-            theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
-            empirical=Measurement(sum(near) / len(near) if near else None, ci=[lo, hi],
-                                  confidence=0.95, quantity="fraction of seeds near chance",
-                                  at=self.describe(params, "shallow", True)),
-            statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
-            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial test",
-                                {"near_chance": limit, **SHALLOW_DESIGN}),
-            explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged})
-
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
-                assessment: Assessment) -> dict[str, Figure]:
-        return {"depth_heatmap": depth_heatmap(params, self.plan(params),
-                                               self.groups(params, results))}
-
-    def _untestable(self, params: dict[str, Any], groups: list[list[RunResult]]) -> str:
-        """Why the configuration cannot test the claim (the protocol's precondition), or ''."""
-        D, layers = params["shallow"][:2]
-        if layers < 2:
-            return (f"one layer at D = {D} fails under any mechanism (it cannot tell a root "
-                    f"from an intermediate symbol, see the docstring), so its failure says "
-                    f"nothing about depth; the claim needs min_layers(D) - 1 >= 2 layers "
-                    f"(D >= 5 with 2 layers, as the full profile trains)")
-        if layers >= theory.musat.min_layers_value(D):
-            return f"{layers} layers are not below min_layers({D})"
-        if not params.get("control"):
-            return "no control with enough layers at the same D shows this budget can learn"
-        control = [final_query(r) for r in groups[len(self.cells)]]
-        learned = sum(a >= LEARNED for a in control if np.isfinite(a))
-        if 2 * learned < len(control):
-            return (f"the control ({self.describe(params, 'control', True)}) learned in "
-                    f"{learned} of {len(control)} seeds: the budget, not the depth, may be "
-                    f"what fails (a longer budget would make it testable)")
-        return ""
-
-
-def _value_slot_note(params: dict[str, Any]) -> str:
-    """For one layer: the accuracy of picking uniformly among the value-slot symbols, the
-    level below 1/K that one layer sits at (derived; see :class:`ShallowModelsFail`)."""
-    D, layers, distractors = params["shallow"]
-    if layers != 1:
-        return ""
-    slots = params["K"] * D + distractors
-    return (f". One layer can find the symbols written in a statement's value slot but cannot "
-            f"tell the roots among them, so it sits near 1/(K D + distractors) = 1/{slots} = "
-            f"{1 / slots:.3f}, below 1/K (derived here, not in the paper; a probe of the "
-            f"quick cell, D = 2 with 4 distractors, found 98% of the query predictions in "
-            f"value slots)")
 
 
 class SufficientDepthLearns(RetrievalClaim):
