@@ -107,6 +107,16 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
         assert "the shallow cell was not trained" in a.explanation
 
 
+@pytest.mark.parametrize("control", [(4, 4, 4), (5, 4, 8), (5, 3, 4)])
+def test_a_control_unlike_the_shallow_cell_is_rejected(control):
+    """Another D, other distractors, or fewer than the refined bound + 1 layers."""
+    claim = ShallowModelsFail()
+    params = {**claim.params("smoke"), **TESTABLE_SHALLOW, "control": control}
+    with pytest.raises(ValueError, match="control must be"):
+        claim.checked_specs(params)
+    claim.checked_specs({**params, "control": (5, 4, 4)})
+
+
 def test_shallow_rule_stops_at_a_diverged_seed_and_is_not_testable():
     claim = ShallowModelsFail()
     params = {**claim.params("smoke"), **TESTABLE_SHALLOW}

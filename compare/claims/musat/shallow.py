@@ -122,8 +122,18 @@ class ShallowModelsFail(RetrievalClaim):
         return SequentialDesign(looks, **SHALLOW_DESIGN) if looks else None
 
     def check_params(self, params: dict[str, Any]) -> None:
+        """Also: a control has the shallow cell's D and distractors and at least the refined
+        bound + 1 layers (else its learning licenses nothing about the shallow cell)."""
         super().check_params(params)
         self.design(params)
+        control = params.get("control")
+        if control:
+            D, _, distractors = cell_shape(params, "shallow")
+            needed = theory.musat.min_layers_refined_value(D) + 1
+            if (control[0], control[2]) != (D, distractors) or control[1] < needed:
+                raise ValueError(f"control must be (D, layers, distractors) with the shallow "
+                                 f"cell's D = {D} and {distractors} distractors and at least "
+                                 f"{needed} layers (the refined bound + 1); got {control!r}")
 
     @staticmethod
     def waits_for_control(params: dict[str, Any]) -> bool:

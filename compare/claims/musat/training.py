@@ -180,7 +180,7 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
     id = "musat.implicit_curriculum_needed"
     kind = ClaimKind.PAPER
     protocol = IC_PROTOCOL
-    code_version = 2
+    code_version = 3
     statement = ("At the same size and steps, query-only supervision fails where the implicit "
                  "curriculum succeeds.")
     cells = (("deep", True), ("deep", False))
@@ -193,7 +193,9 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
         n_ic, n_q = len(ic), len(query_only)
         diffs = [(0.0 if a.diverged else final_query(a)) - final_query(b)
                  for a, b in zip(ic_runs, q_runs, strict=True) if not b.diverged]
-        why = (f"IC learned in {k_ic} of {n_ic} seeds, query-only in {k_q} of {n_q}, at "
+        q_accs = ", ".join(f"{final_query(r):.2f}" for r in q_runs if not r.diverged)
+        why = (f"IC learned in {k_ic} of {n_ic} seeds, query-only in {k_q} of {n_q} (final "
+               f"query accuracy {q_accs or 'none'}; below {LEARNED} counts as failing), at "
                f"{self.describe(params, 'deep', True)}; mean paired accuracy difference "
                f"{np.mean(diffs) if diffs else float('nan'):+.3f} (reported)")
         if n_q < len(q_runs):
