@@ -95,6 +95,9 @@ def test_controls_that_learn_too_little_make_it_not_testable(controls):
 def test_a_diverged_run_past_the_bound_makes_it_not_testable():
     a, _ = staged([LEARNS] * 12, [CHANCE] * 11 + [np.nan])
     assert a.reason is Reason.NOT_TESTABLE and "diverged" in a.explanation
+    # diverged in the first block: no second block trains
+    a, counts = staged([LEARNS] * 12, [np.nan] + [CHANCE] * 11)
+    assert a.reason is Reason.NOT_TESTABLE and counts == [6, 6]
 
 
 def test_a_cell_off_the_step_of_the_bound_is_not_testable():

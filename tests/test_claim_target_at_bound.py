@@ -17,30 +17,34 @@ from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 
-def lens_run(spec, query_acc, lens_query, sees=True, one_hop_only=False):
+def lens_run(spec, query_acc, lens_query, sees=True, one_hop_only=False, second=False):
     """A finished run (D = 5, 4 layers) with the given final query accuracy and lens readings
     of the query; with ``sees``, the lens reads the first tokens one link per layer resolves
     (depth <= l after layer l); with ``one_hop_only``, only depth-1 first tokens (their root
-    is their statement's partner, one attention hop away)."""
+    is their statement's partner, one attention hop away); with ``second``, also the second
+    tokens one link per layer resolves (depth <= l - 1 after layer l)."""
     layers = len(lens_query) - 1
     first = np.full((layers + 1, 6), 0.02)
+    second_tokens = np.full((layers + 1, 6), 0.02)
     for layer in range(1, layers + 1):
         if sees:
             first[layer, 1:(2 if one_hop_only else layer + 1)] = 1.0
+        if second:
+            second_tokens[layer, :layer] = 1.0
     return RunResult(spec=spec, status="ok", eval_steps=np.array([0, 100]),
                      metrics={"query_acc": np.array([0.0, query_acc])},
                      train_loss=np.zeros(1),
                      final={"lens_query": np.asarray(lens_query, float), "lens_first": first,
-                            "lens_second": np.full((layers + 1, 6), 0.02),
+                            "lens_second": second_tokens,
                             "lens_depth": np.full((layers + 1, 6), 0.02)})
 
 
-def assess(lens_rows, accs=None, sees=True, one_hop_only=False):
+def assess(lens_rows, accs=None, sees=True, one_hop_only=False, second=False):
     claim = TargetAppearsAtBound()
     params = claim.params("full")          # the control cell: D = 5 (bound 3), 4 layers
     specs = claim.specs(params)
     accs = accs or [1.0] * len(specs)
-    runs = [lens_run(s, a, row, sees, one_hop_only)
+    runs = [lens_run(s, a, row, sees, one_hop_only, second)
             for s, a, row in zip(specs, accs, lens_rows, strict=True)]
     return claim.assess(params, runs)
 
@@ -74,6 +78,9 @@ def test_a_lens_that_reads_only_one_hop_cannot_confirm():
     those sees nothing the layers composed, so its silence on the answer says nothing."""
     a = assess([AT_BOUND] * 5, one_hop_only=True)
     assert a.reason is Reason.NOT_TESTABLE and "fewer layers cannot resolve" in a.explanation
+    # a depth-1 second token needs two hops (its statement's partner, then that one's): a lens
+    # that reads it after layer 2 sees what the layers composed
+    assert assess([AT_BOUND] * 5, one_hop_only=True, second=True).verdict is Verdict.CONFIRMED
 
 
 def test_quick_has_no_layer_from_two_below_the_bound():

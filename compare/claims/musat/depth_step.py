@@ -132,7 +132,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     id = "musat.depth_step_at_refined_bound"
     kind = ClaimKind.DERIVED
     protocol = STEP_PROTOCOL
-    code_version = 1
+    code_version = 2
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
                  "derived here), trained models with t layers learn the query at the largest D "
                  "they can solve and stay near chance one hop further: one step of the "
@@ -194,7 +194,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         and none once either design has stopped for futility (that refutes the claim,
         whatever the other cell shows) or a seed past the bound has diverged (not
         testable)."""
-        if params["step"] is None:
+        if params["step"] is None or _step_untestable(*params["step"][:2]):
             return []
         at_bound, past_bound, *controls = self.by_cell(params, results)
         if not _controls_learn(controls) or any(r.diverged for r in past_bound):

@@ -167,8 +167,8 @@ class ShallowModelsFail(RetrievalClaim):
         if not self.waits_for_control(params) or design is None:
             return []
         groups = self.groups(params, results)
-        if self._control_failed(params, groups) or any(r.diverged for r in groups[0]):
-            return []
+        if self._untestable(params, groups) or any(r.diverged for r in groups[0]):
+            return []  # the layers or the control leave it not testable: nothing to decide
         limit = 1 / params["K"] + CHANCE_MARGIN
         pending = design.pending([final_query(r) <= limit for r in groups[0]])
         return [retrieval_spec(params, "shallow", True, DECISION_SEEDS + i) for i in pending]
@@ -206,8 +206,12 @@ class ShallowModelsFail(RetrievalClaim):
         untestable = self._untestable(params, groups)
         if untestable:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = (f"not testable here: {untestable}. " + (f"Measured anyway: {why}" if accs
-                   else "The shallow cell is not trained at this profile."))
+            measured = why
+            why = f"not testable here: {untestable}."
+            if accs:
+                why += f" Measured anyway: {measured}"
+            elif not shallow_looks(params):
+                why += " The shallow cell is not trained at this profile."
         elif design is None or result is None:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
             why += (f"; {len(near)} finished seeds, not a look of {list(looks)}: every seed of "
