@@ -64,7 +64,7 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), **change
     # models at the bound do not learn: futility at the first look refutes, so neither cell
     # trains a second block
     ([0.3] * 12, [CHANCE] * 12, Verdict.REFUTED, Reason.DECIDED, [6, 6],
-     "models at the bound do not learn"),
+     "refute the prediction about training, not the bound"),
     # one hop past the bound, models score above chance + 0.1: the bound fails in training
     ([LEARNS] * 12, [LEARNS, CHANCE] * 6, Verdict.REFUTED, Reason.DECIDED, [6, 6],
      "models past the bound score above 0.35"),

@@ -265,6 +265,11 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                 (f"models past the bound score above {limit:.2f}", fail))
                 if r.stop is Stop.FUTILITY]
             why += ". Refuted: " + " and ".join(sides) + " (at this budget)"
+            if learn.stop is Stop.FUTILITY:
+                why += (f". Models that do not reach the bound's tightest circuit in this budget "
+                        f"refute the prediction about training, not the bound: the bound is a "
+                        f"lower bound on the layers, and the paper's (3^t >= 2D) allows {t} "
+                        f"layers up to D = {3 ** t // 2}")
         return Assessment(
             verdict=verdict, reason=reason, p_value=p_value,
             theory=(f"learned at D = {D} with {t} layers; <= {limit:.2f} at D = {D + 1} "
