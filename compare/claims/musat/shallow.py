@@ -33,7 +33,7 @@ from attnverify.compare.claims.musat.runs import (
 from attnverify.compare.decision import sequential_verdict
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
-from attnverify.compare.sequential import SequentialDesign
+from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
@@ -47,13 +47,13 @@ class ShallowModelsFail(RetrievalClaim):
     chance (at most 1/K + 0.1), even with the implicit curriculum.
 
     Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model's final query accuracy
-    is near chance; an exact binomial test of the count (H0: near chance in at most half of
-    the seeds; H1: in 95%). Testable only where the shallow cell has at least 2 layers (one
-    layer fails for a reason that has nothing to do with depth: see below) and a control with
-    the refined bound + 1 layers, at the same D, distractors and budget, learns in at least
-    half of its seeds (else failing says nothing about depth). At quick the shallow cell is
-    one layer at D = 2 and the claim is not testable there; full trains D = 5 with 2 layers
-    (D = 5 needs 3) and its 4-layer control.
+    is near chance; a group-sequential exact binomial design on the count (H0: near chance in
+    at most half of the seeds; H1: in 95%). Testable only where the shallow cell has at least
+    2 layers (one layer fails for a reason that has nothing to do with depth: see below) and a
+    control with the refined bound + 1 layers, at the same D, distractors and budget, learns
+    in at least half of its seeds (else failing says nothing about depth). At quick the
+    shallow cell is one layer at D = 2 and the claim is not testable there; full trains D = 5
+    with 2 layers (D = 5 needs 3) and its 4-layer control.
 
     In stages: where there is a control, it trains first (with the other cells), and the
     shallow cell only once the control has learned in half of its seeds, in the looks of
@@ -221,13 +221,15 @@ class ShallowModelsFail(RetrievalClaim):
             why += f"; {design.look_text(result)}"
         return Assessment(
             verdict=verdict, reason=reason,
-            p_value=design.p_value(result) if design and result and not untestable else None,
+            p_value=design.p_value(result) if design and result and not untestable
+            and result.stop is not Stop.CONTINUE else None,
             theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
             empirical=Measurement(sum(near) / len(near) if near else None, ci=[lo, hi],
                                   confidence=0.95, quantity="fraction of seeds near chance",
                                   at=self.describe(params, "shallow", True)),
             statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
-            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact binomial test",
+            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact group-sequential "
+                                "binomial design",
                                 {"near_chance": limit, **SHALLOW_DESIGN}),
             explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged})
 
@@ -250,10 +252,10 @@ class ShallowModelsFail(RetrievalClaim):
             return "no control with enough layers at the same D shows this budget can learn"
         if self._control_failed(params, groups):
             control = groups[len(self.cells)]
+            skipped = "" if groups[0] else "; the shallow cell was not trained"
             return (f"the control ({self.describe(params, 'control', True)}) learned in "
                     f"{_learned(control)} of {len(control)} seeds: the budget, not the depth, "
-                    f"may be what fails (a longer budget would make it testable; the shallow "
-                    f"cell was not trained)")
+                    f"may be what fails (a longer budget would make it testable{skipped})")
         return ""
 
     def _control_failed(self, params: dict[str, Any], groups: list[list[RunResult]]) -> bool:
