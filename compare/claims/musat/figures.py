@@ -176,7 +176,8 @@ def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
         ax.set_yticks([])
         ax.grid(False)
     fig.suptitle(f"attention at the end of training, seed {result.spec.seed} (rows: query "
-                 "positions, columns: key positions; framed: emerged heads)", fontsize=9)
+                 "positions, columns: key positions; framed: heads that emerged, at the step "
+                 "named, and may have faded since)", fontsize=9)
     return fig
 
 
