@@ -44,6 +44,8 @@ from attnverify.compare.claims.musat.runs import (
     Cell,
     final_query,
     finished,
+    learned,
+    learns_in_half,
     retrieval_spec,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -201,11 +203,11 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return []
         learn_design, fail_design = self.designs(params)
         limit = 1 / params["K"] + CHANCE_MARGIN
-        learned = [_learned(r) for r in at_bound]
+        hits = [learned(r) for r in at_bound]
         near = [_near(r, limit) for r in past_bound]
-        if Stop.FUTILITY in (learn_design.decide(learned).stop, fail_design.decide(near).stop):
+        if Stop.FUTILITY in (learn_design.decide(hits).stop, fail_design.decide(near).stop):
             return []
-        pending = [(self.cells(params)[0], learn_design.pending(learned)),
+        pending = [(self.cells(params)[0], learn_design.pending(hits)),
                    (self.cells(params)[1], fail_design.pending(near))]
         return [retrieval_spec(params, cell, True, DECISION_SEEDS + i)
                 for cell, seeds in pending for i in seeds]
@@ -228,12 +230,12 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return self._not_testable(untestable)
         at_bound, past_bound, *controls = self.by_cell(params, results)
         limit = 1 / params["K"] + CHANCE_MARGIN
-        learned = [_learned(r) for r in at_bound]
+        hits = [learned(r) for r in at_bound]
         past_accs, past_diverged = finished([final_query(r) for r in past_bound])
         near = [a <= limit for a in past_accs]
-        control_learned = [sum(_learned(r) for r in runs) for runs in controls]
+        control_learned = [sum(learned(r) for r in runs) for runs in controls]
         why = (f"refined bound: {t} layers solve D <= {D}, D = {D + 1} needs {t + 1}. At "
-               f"D = {D} with {t} layers {sum(learned)} of {len(learned)} seeds learned the "
+               f"D = {D} with {t} layers {sum(hits)} of {len(hits)} seeds learned the "
                f"query (final accuracy {_accs([final_query(r) for r in at_bound])}); at "
                f"D = {D + 1} with {t} layers {sum(near)} of {len(near)} stayed near chance "
                f"(<= {limit:.2f}; {_accs(past_accs)}){diverged_note(past_diverged)}; controls: "
@@ -251,7 +253,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return self._not_testable(f"{past_diverged} seed(s) one hop past the bound "
                                       f"diverged. {why}", n_seeds)
         learn_design, fail_design = self.designs(params)
-        learn, fail = learn_design.decide(learned), fail_design.decide(near)
+        learn, fail = learn_design.decide(hits), fail_design.decide(near)
         why += (f". At the bound: {learn_design.look_text(learn)}; past it: "
                 f"{fail_design.look_text(fail)}")
         verdict, reason = _combined(learn, fail)
@@ -274,8 +276,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             verdict=verdict, reason=reason, p_value=p_value,
             theory=(f"learned at D = {D} with {t} layers; <= {limit:.2f} at D = {D + 1} "
                     f"(refined bound)"),
-            empirical=Measurement(min(sum(learned) / len(learned), sum(near) / len(near))
-                                  if learned and near else None,
+            empirical=Measurement(min(sum(hits) / len(hits), sum(near) / len(near))
+                                  if hits and near else None,
                                   quantity=("the smaller of the two seed fractions (learned "
                                             "at the bound, near chance past it)"),
                                   at=self.describe(params, self.cells(params)[0], True)),
@@ -305,14 +307,9 @@ def largest_solved(t: int) -> int:
     return (3 ** t - 1) // 4
 
 
-def _learned(result: RunResult) -> bool:
-    """Learned the query; a diverged run did not."""
-    return not result.diverged and final_query(result) >= LEARNED
-
-
-def _controls_learn(controls: Sequence[Sequence[RunResult]]) -> bool:
+def _controls_learn(controls: Sequence[list[RunResult]]) -> bool:
     """Every control has runs and learned in at least half of them (the precondition)."""
-    return all(runs and 2 * sum(_learned(r) for r in runs) >= len(runs) for runs in controls)
+    return all(learns_in_half(runs) for runs in controls)
 
 
 def _near(result: RunResult, limit: float) -> bool:

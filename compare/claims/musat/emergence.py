@@ -108,7 +108,7 @@ class DepthsEmergeInOrder(RetrievalClaim):
         rows = assessment.details.get("seeds", [])
         if not runs or len(runs) != len(rows):
             return {}
-        return {"crossings": crossings_figure(runs, [row["crossing_steps"] for row in rows])}
+        return {"crossings": crossings_figure(runs, rows)}
 
 
 class HeadsEmergeInSequence(RetrievalClaim):

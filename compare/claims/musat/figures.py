@@ -88,17 +88,19 @@ def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     return fig
 
 
-def crossings_figure(results: Sequence[RunResult], crossings: Sequence[Sequence[int | None]],
+def crossings_figure(results: Sequence[RunResult], rows: Sequence[dict[str, Any]],
                      window: int = 8) -> Figure:
     """Per-depth accuracy (depths >= 1) around its first crossings of the learned threshold,
-    one panel per seed (``crossings[i]``: the first crossing step of each depth 0..D, None
-    where never reached): every evaluation as a dot, so the grid that orders the crossings is
-    visible, and each crossing as a vertical line in its depth's colour; the x range is the
-    crossings with ``window`` evaluations either side. The panel title says whether the seed
-    orders its depths, ties two of them (one evaluation) or inverts them."""
+    one panel per seed (``rows[i]``: the order claim's row of that seed, with
+    ``crossing_steps`` of each depth 0..D, None where never reached, and its ``inversions``,
+    ``ties`` and ``learned_depths``): every evaluation as a dot, so the grid that orders the
+    crossings is visible, and each crossing as a vertical line in its depth's colour; the x
+    range is the crossings with ``window`` evaluations either side. The panel title says
+    whether the seed orders its depths, ties two of them (one evaluation) or inverts them."""
     colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple", "sky")]
     fig, axes = new_figure(ncols=max(len(results), 1), width=3.0, height=2.8)
-    for ax, run, steps in zip(axes, results, crossings, strict=False):
+    for ax, run, row in zip(axes, results, rows, strict=False):
+        steps = row["crossing_steps"]
         eval_steps = np.asarray(run.eval_steps)
         grid = int(np.min(np.diff(eval_steps))) if len(eval_steps) > 1 else 1
         learned = [s for s in steps[1:] if s is not None]
@@ -115,13 +117,11 @@ def crossings_figure(results: Sequence[RunResult], crossings: Sequence[Sequence[
         ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", linewidth=1)
         ax.set_xlim(lo, hi)
         ax.set_ylim(-0.02, 1.02)
-        at = [float("inf") if s is None else s for s in steps[1:]]
-        pairs = [(a, b) for a in range(len(at)) for b in range(a + 1, len(at))]
-        if any(at[b] < at[a] for a, b in pairs):
+        if row["inversions"]:
             verdict = "inverted"
-        elif any(at[a] == at[b] and np.isfinite(at[a]) for a, b in pairs):
+        elif row["ties"]:
             verdict = "tie"
-        elif all(np.isfinite(at)):
+        elif row["learned_depths"] == len(steps) - 1:
             verdict = "in order"
         else:
             verdict = "incomplete"

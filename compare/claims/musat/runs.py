@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from attnverify.compare.claims.musat.protocols import LEARNED
 from attnverify.empirics import Adam, RunResult, RunSpec
 from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
@@ -83,6 +84,17 @@ def final_query(result: RunResult) -> float:
     a failed seed, where the claim is that the query is learned, or is left out, where a crash
     would otherwise count as evidence that it is not)."""
     return float("nan") if result.diverged else float(result.metric("query_acc")[-1])
+
+
+def learned(result: RunResult) -> bool:
+    """The run learned the query (final accuracy >= 0.9); a diverged run did not."""
+    return not result.diverged and final_query(result) >= LEARNED
+
+
+def learns_in_half(runs: list[RunResult]) -> bool:
+    """``runs`` exist and at least half of them learned the query (the controls'
+    precondition)."""
+    return bool(runs) and 2 * sum(map(learned, runs)) >= len(runs)
 
 
 def finished(accs: list[float]) -> tuple[list[float], int]:

@@ -16,7 +16,6 @@ from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
     CHANCE_MARGIN,
     DECISION_SEEDS,
-    LEARNED,
     SHALLOW_DESIGN,
     SHALLOW_PROTOCOL,
 )
@@ -28,6 +27,8 @@ from attnverify.compare.claims.musat.runs import (
     final_query,
     finished,
     grid_cells,
+    learned,
+    learns_in_half,
     retrieval_spec,
 )
 from attnverify.compare.decision import sequential_verdict
@@ -250,28 +251,19 @@ class ShallowModelsFail(RetrievalClaim):
             return f"{layers} layers are not below min_layers({D})"
         if not params.get("control"):
             return "no control with enough layers at the same D shows this budget can learn"
-        if self._control_failed(params, groups):
-            control = groups[len(self.cells)]
+        control = groups[len(self.cells)]
+        if not learns_in_half(control):
             skipped = "" if groups[0] else "; the shallow cell was not trained"
             return (f"the control ({self.describe(params, 'control', True)}) learned in "
-                    f"{_learned(control)} of {len(control)} seeds: the budget, not the depth, "
-                    f"may be what fails (a longer budget would make it testable{skipped})")
+                    f"{sum(map(learned, control))} of {len(control)} seeds: the budget, not the "
+                    f"depth, may be what fails (a longer budget would make it testable"
+                    f"{skipped})")
         return ""
-
-    def _control_failed(self, params: dict[str, Any], groups: list[list[RunResult]]) -> bool:
-        """The control learned in fewer than half of its seeds (or has none)."""
-        control = groups[len(self.cells)]
-        return 2 * _learned(control) < len(control) or not control
 
 
 def shallow_looks(params: dict[str, Any]) -> tuple[int, ...]:
     """The shallow IC cell's looks; none (``None``) where it is not trained."""
     return tuple(params["shallow_looks"] or ())
-
-
-def _learned(runs: Sequence[RunResult]) -> int:
-    """How many of ``runs`` learned the query (a diverged run did not)."""
-    return sum(final_query(r) >= LEARNED for r in runs if not r.diverged)
 
 
 def _value_slot_note(params: dict[str, Any]) -> str:

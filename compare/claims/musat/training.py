@@ -47,6 +47,7 @@ from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import (
     Cell,
     final_query,
+    learned,
     retrieval_spec,
 )
 from attnverify.compare.decision import decide, rate_gain, sequential_verdict
@@ -98,19 +99,15 @@ class SufficientDepthLearns(RetrievalClaim):
         return True
 
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
-        pending = self.design(params).pending([self._learned(r) for r in results])
+        pending = self.design(params).pending([learned(r) for r in results])
         return [retrieval_spec(params, "deep", True, DECISION_SEEDS + i) for i in pending]
 
     def seed_plan(self, params: dict[str, Any]) -> str:
         return self.design(params).seed_text()
 
-    @staticmethod
-    def _learned(result: RunResult) -> bool:
-        return not result.diverged and final_query(result) >= LEARNED
-
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         design = self.design(params)
-        result = design.decide([self._learned(r) for r in results])
+        result = design.decide([learned(r) for r in results])
         runs = list(results[:result.seeds])
         D, layers = params["deep"][:2]
         refined = theory.musat.min_layers_refined_value(D)
@@ -122,7 +119,7 @@ class SufficientDepthLearns(RetrievalClaim):
         if result.look:
             why += f"; {design.look_text(result)}"
         plateau = [round(float(r.metrics[f"acc_depth{D}"][-1]), 2) for r in runs
-                   if f"acc_depth{D}" in r.metrics and not self._learned(r)]
+                   if f"acc_depth{D}" in r.metrics and not learned(r)]
         if plateau:
             why += (f" (the others' depth-{D} statement accuracy at the end: {plateau}; a seed "
                     "with every statement right and the query at chance has learned the chain "
@@ -187,7 +184,7 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         ic_runs, q_runs = self.groups(params, results)
-        ic = [not r.diverged and final_query(r) >= LEARNED for r in ic_runs]
+        ic = [learned(r) for r in ic_runs]
         query_only = [final_query(r) >= LEARNED for r in q_runs if not r.diverged]
         k_ic, k_q = sum(ic), sum(query_only)
         n_ic, n_q = len(ic), len(query_only)
