@@ -14,6 +14,7 @@ from attnverify.compare.cli import (
     bench,
     claims,
     corpus,
+    diff,
     falsify,
     figures,
     predict,
@@ -24,7 +25,7 @@ from attnverify.compare.cli.inputs import Once
 
 EXIT_USAGE = 2
 
-SUBCOMMANDS = (verify, falsify, predict, figures, bench, claims, runs, corpus)
+SUBCOMMANDS = (verify, falsify, predict, figures, bench, claims, runs, corpus, diff)
 """The subcommand modules, in the order ``--help`` lists them. Each defines
 ``add_parser(sub, common)`` and ``run(args)`` (``predict``: ``run(args, tokens)``)."""
 

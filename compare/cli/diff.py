@@ -1,0 +1,57 @@
+"""``attnverify diff OLD NEW``: what changed between two verification reports, claim by claim
+(:mod:`attnverify.compare.report_diff`). Exits with 0 when nothing differs and 1 when something
+does, as ``diff`` does, so a script can require that a refactor or a rebuild from the archives
+left every verdict as it was."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from attnverify.compare.cli.inputs import UserError
+
+EXIT_DIFFERENT = 1
+
+
+def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
+    """The ``diff`` subcommand and its options."""
+    p = sub.add_parser("diff", parents=[common_options],
+                       help="what changed between two reports (verdicts, rules, runs, numbers); "
+                            "exit 1 where something did")
+    p.add_argument("old", help="a report directory written by verify, or its report.json")
+    p.add_argument("new", help="the report to compare with it")
+    p.add_argument("--only-verdicts", action="store_true",
+                   help="compare verdicts and reasons only (e.g. quick against full, whose runs "
+                        "differ by construction)")
+    p.add_argument("--rtol", type=float, default=0.0,
+                   help="relative tolerance for p-values and measured values (default 0: "
+                        "exact; the same runs analysed by the same code give the same numbers)")
+    p.add_argument("--json", action="store_true", help="the difference as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the difference; 0 when the reports agree, 1 when they differ."""
+    from attnverify.compare.report_diff import diff_reports
+
+    if not args.rtol >= 0:
+        raise UserError(f"--rtol must be >= 0; got {args.rtol}")
+    old, new = (_load(path) for path in (args.old, args.new))
+    result = diff_reports(old, new, only_verdicts=args.only_verdicts, rtol=args.rtol)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else result.text())
+    return 0 if result.same else EXIT_DIFFERENT
+
+
+def _load(path: str) -> Any:
+    from attnverify.compare.report_view import VerifyReport
+
+    file = Path(path) / "report.json" if Path(path).is_dir() else Path(path)
+    if not file.is_file():
+        raise UserError(f"no report at {path}: give a directory written by 'attnverify verify' "
+                        f"(it holds report.json) or a report.json file")
+    try:
+        return VerifyReport.load(file)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(f"{file} is not a report.json written by attnverify verify "
+                        f"({type(exc).__name__}: {exc})") from exc
