@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attnverify import theory
-from attnverify.compare.plotting import PALETTE, new_figure, seed_band
+from attnverify.compare.plotting import PALETTE, SHARE, new_figure, seed_band
 from attnverify.empirics import RunResult
 
 RhoProfile = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -159,14 +159,15 @@ def locater_figure(arms: Sequence[tuple[str, Sequence[RunResult]]]) -> Figure:
     diverge; none, LocAteR at lambda*, the Frobenius control at mu*, in that order)."""
     fig, axes = new_figure(ncols=3, width=3.6)
     colours = (PALETTE["theory"], PALETTE["blue"], PALETTE["orange"])
-    panels = (("loss", "validation loss (nats)"),
-              ("attn_entropy_norm", "attention entropy / log i"),
-              ("eig_var", r"eigen-variance of $W_{QK}$"))
+    panels = (("loss", "validation loss (nats)", (0.0, np.inf)),
+              ("attn_entropy_norm", "attention entropy / log i", SHARE),
+              ("eig_var", r"eigen-variance of $W_{QK}$", (0.0, np.inf)))
     for (label, ok), colour in zip(arms, colours, strict=True):
         if not ok:
             continue
-        for ax, (name, ylabel) in zip(axes, panels, strict=True):
-            seed_band(ax, ok[0].eval_steps, [r.metric(name) for r in ok], colour, label)
+        for ax, (name, ylabel, bounds) in zip(axes, panels, strict=True):
+            seed_band(ax, ok[0].eval_steps, [r.metric(name) for r in ok], colour, label,
+                      bounds=bounds)
             ax.set_xlabel("training step")
             ax.set_ylabel(ylabel)
     axes[2].set_yscale("log")

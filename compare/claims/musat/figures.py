@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished
-from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.plotting import PALETTE, SHARE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
 
 
@@ -139,7 +139,8 @@ def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
     fig, (ax,) = new_figure()
     for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
                                    ("IC", "query-only"), strict=True):
-        runs_with_band(ax, runs, "query_acc", colour, f"{label} (mean, 95% CI; thin: seeds)")
+        runs_with_band(ax, runs, "query_acc", colour, f"{label} (mean, 95% CI; thin: seeds)",
+                       bounds=SHARE)
     ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
     ax.set_xlabel("training step")
     ax.set_ylabel("query accuracy (answer token)")
