@@ -165,7 +165,10 @@ def diff_reports(old: VerifyReport, new: VerifyReport, only_verdicts: bool = Fal
         if before is None:
             continue
         change = _claim_change(before, outcome, only_verdicts, rtol)
-        (changes.append(change) if change.any else unchanged.append(outcome.id))
+        if change.any:
+            changes.append(change)
+        else:
+            unchanged.append(outcome.id)
     changes.sort(key=lambda c: not c.verdict_moved)  # stable: report order within each group
     return ReportDiff(
         old_profile=old.profile, new_profile=new.profile, changes=tuple(changes),
