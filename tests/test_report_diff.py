@@ -116,6 +116,13 @@ def test_cli_exit_codes_text_and_json(document, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["same"] is False and out["changes"][0]["id"] == CLAIMS[0]
     assert out["changes"][0]["verdict"]["new"] == {"verdict": "refuted", "reason": "decided"}
+    # a NaN measured value is null in the JSON (strict JSON has no NaN)
+    record = next(r for r in edited["claims"] if r["id"] == CLAIMS[1])
+    record["empirical"] = dict(record["empirical"], value=math.nan)
+    (moved / "report.json").write_text(json.dumps(edited))
+    assert main(["diff", str(same), str(moved), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert next(c for c in out["changes"] if c["id"] == CLAIMS[1])["measured"]["new"] is None
 
 
 @pytest.mark.parametrize("make, message", [
@@ -128,4 +135,5 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, document, make, message):
     assert main(["diff", str(good), str(make(tmp_path))]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
-    assert main(["diff", str(good), str(good), "--rtol", "-1"]) == 2
+    for rtol in ("-1", "inf", "nan"):
+        assert main(["diff", str(good), str(good), "--rtol", rtol]) == 2

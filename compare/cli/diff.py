@@ -6,11 +6,15 @@ left every verdict as it was."""
 from __future__ import annotations
 
 import argparse
-import json
+import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from attnverify.compare.cli.common import strict_json
 from attnverify.compare.cli.inputs import UserError
+
+if TYPE_CHECKING:
+    from attnverify.compare.report_view import VerifyReport
 
 EXIT_DIFFERENT = 1
 
@@ -35,15 +39,15 @@ def run(args: argparse.Namespace) -> int:
     """Print the difference; 0 when the reports agree, 1 when they differ."""
     from attnverify.compare.report_diff import diff_reports
 
-    if not args.rtol >= 0:
-        raise UserError(f"--rtol must be >= 0; got {args.rtol}")
+    if not (args.rtol >= 0 and math.isfinite(args.rtol)):
+        raise UserError(f"--rtol must be a finite number >= 0; got {args.rtol}")
     old, new = (_load(path) for path in (args.old, args.new))
     result = diff_reports(old, new, only_verdicts=args.only_verdicts, rtol=args.rtol)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result.text())
+    print(strict_json(result.to_dict(), indent=2) if args.json else result.text())
     return 0 if result.same else EXIT_DIFFERENT
 
 
-def _load(path: str) -> Any:
+def _load(path: str) -> VerifyReport:
     from attnverify.compare.report_view import VerifyReport
 
     file = Path(path) / "report.json" if Path(path).is_dir() else Path(path)
