@@ -67,7 +67,8 @@ class ClaimChange:
         return self.verdict is not None
 
     @property
-    def any(self) -> bool:
+    def differs(self) -> bool:
+        """Whether anything compared differs."""
         return (self.verdict_moved or self.protocol is not None or self.runs_removed > 0
                 or self.runs_added > 0 or self.p_value is not None or self.measured is not None)
 
@@ -125,7 +126,7 @@ class ReportDiff:
         moved = [c for c in self.changes if c.verdict_moved]
         other = [c for c in self.changes if not c.verdict_moved]
         for title, group in (("verdict or reason changed", moved),
-                             ("same verdict, other evidence", other)):
+                             ("same verdict, other rule or evidence", other)):
             if group:
                 lines.append(f"{title} ({len(group)}):")
                 lines.extend(f"  {change.text()}" for change in group)
@@ -165,7 +166,7 @@ def diff_reports(old: VerifyReport, new: VerifyReport, only_verdicts: bool = Fal
         if before is None:
             continue
         change = _claim_change(before, outcome, only_verdicts, rtol)
-        if change.any:
+        if change.differs:
             changes.append(change)
         else:
             unchanged.append(outcome.id)

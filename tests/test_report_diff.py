@@ -69,7 +69,7 @@ def test_evidence_changes_keep_the_verdict(document):
     assert change.protocol.new == "0" * 12
     assert (change.runs_removed, change.runs_added) == (len(set(record["run_keys"])), 1)
     assert change.p_value.new == 0.5 and change.measured.new == 0.123456
-    assert "same verdict, other evidence (1):" in diff.text()
+    assert "same verdict, other rule or evidence (1):" in diff.text()
     assert diff.unchanged == (CLAIMS[0],)
     # comparing verdicts only, none of that counts
     assert diff_reports(_report(document), _report(new), only_verdicts=True).same
