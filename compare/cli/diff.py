@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.cli.common import strict_json
@@ -48,14 +47,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load(path: str) -> VerifyReport:
+    """The report at ``path`` (a report directory or its report.json; the rule is
+    :meth:`VerifyReport.load`'s), or a one-line error."""
     from attnverify.compare.report_view import VerifyReport
 
-    file = Path(path) / "report.json" if Path(path).is_dir() else Path(path)
-    if not file.is_file():
-        raise UserError(f"no report at {path}: give a directory written by 'attnverify verify' "
-                        f"(it holds report.json) or a report.json file")
     try:
-        return VerifyReport.load(file)
+        return VerifyReport.load(path)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        raise UserError(f"no report at {path}: give a directory written by 'attnverify verify' "
+                        f"(it holds report.json) or a report.json file") from exc
     except (ValueError, KeyError, TypeError) as exc:
-        raise UserError(f"{file} is not a report.json written by attnverify verify "
+        raise UserError(f"{path} is not a report.json written by attnverify verify "
                         f"({type(exc).__name__}: {exc})") from exc
