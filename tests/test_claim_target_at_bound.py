@@ -66,6 +66,53 @@ def test_lens_rule(rows, accs, verdict, reason):
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
 
 
+def test_a_query_lens_that_reads_the_answer_only_after_the_last_layer_cannot_confirm():
+    """After the last layer the lens is the model itself; a query map that never reads the
+    answer before it reads below 1/K whatever the stream holds."""
+    a = assess([[0.02, 0.02, 0.02, 0.02, 1.0]] * 5)
+    assert a.reason is Reason.NOT_TESTABLE and "query's lens" in a.explanation
+
+
+def test_a_seed_whose_query_lens_cannot_be_shown_to_read_is_left_out():
+    late = [0.02, 0.02, 0.02, 0.02, 1.0]
+    a = assess([AT_BOUND] * 3 + [late] * 2)
+    assert a.verdict is Verdict.CONFIRMED, a.explanation
+    assert a.details["left_out"] == [DECISION_SEEDS + 3, DECISION_SEEDS + 4]
+    assert "Left out of the confirmation" in a.explanation
+    # a left-out seed still refutes where it reads the answer early
+    assert assess([AT_BOUND] * 3 + [late, EARLY]).verdict is Verdict.REFUTED
+    # one readable seed is not enough
+    assert assess([AT_BOUND] + [late] * 4).reason is Reason.NOT_TESTABLE
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_a_lens_that_reads_the_answer_where_nothing_can_hold_it_is_a_leak(layer):
+    row = [0.02] * 5
+    row[layer], row[3], row[4] = 0.9, 1.0, 1.0
+    a = assess([row] + [AT_BOUND] * 4)
+    assert a.reason is Reason.NOT_TESTABLE and "leaks" in a.explanation
+    # one reading a little above 1/K, not significant over the 10 early pairs, is no leak
+    assert assess([[0.02, 0.28, 0.02, 1.0, 1.0]] + [AT_BOUND] * 4).verdict is Verdict.CONFIRMED
+
+
+@pytest.mark.parametrize(("layer2", "verdict"), [
+    (0.22, Verdict.INCONCLUSIVE),    # below 1/K, but not significantly on 512 examples
+    (0.20, Verdict.CONFIRMED),
+    (0.32, Verdict.REFUTED),         # above 1/K even after Bonferroni over 5 pairs
+])
+def test_readings_near_the_limit(layer2, verdict):
+    rows = [AT_BOUND] * 4 + [[0.02, 0.02, layer2, 1.0, 1.0]]
+    a = assess(rows)
+    assert a.verdict is verdict, a.explanation
+    if verdict is Verdict.REFUTED:      # the p-value reported is the refutation's
+        assert a.p_value == pytest.approx(min(t["p_above"] for t in a.details["tests"]) * 5)
+
+
+def test_an_unread_lens_is_not_testable():
+    a = assess([[np.nan] * 5] * 5)
+    assert a.reason is Reason.NOT_TESTABLE
+
+
 def test_a_lens_that_reads_nothing_at_the_tested_layer_cannot_confirm():
     a = assess([AT_BOUND] * 5, sees=False)
     assert a.reason is Reason.NOT_TESTABLE and "says nothing" in a.explanation

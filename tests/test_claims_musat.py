@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from attnverify import theory
 from attnverify.compare import Verdict, evaluate, select
@@ -18,7 +19,7 @@ from attnverify.compare.claims.musat import (
     SufficientDepthLearns,
 )
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
-from attnverify.compare.claims.musat.runs import NO_GRID
+from attnverify.compare.claims.musat.runs import NO_GRID, chance_limit, near_chance
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
@@ -105,6 +106,19 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
     if reason is Reason.NOT_TESTABLE:
         assert "the shallow cell was not trained" in a.explanation
+
+
+@pytest.mark.parametrize(("accuracy", "verdict"), [(0.27, Verdict.CONFIRMED),
+                                                    (0.30, Verdict.REFUTED)])
+def test_near_chance_is_not_above_one_over_k_on_the_evaluation_examples(accuracy, verdict):
+    """At full's 1024 evaluation examples 0.30 is above 1/K = 0.25 (p = 2e-4), which the bound
+    does not allow, though within the spec's old 1/K + 0.1; 0.27 is not."""
+    claim = ShallowModelsFail()
+    params = {**claim.params("smoke"), **TESTABLE_SHALLOW, "eval_size": 1024}
+    results, sizes = run_shallow_stages(claim, params, [accuracy] * 8, [1.0, 1.0])
+    a = claim.assess(params, results)
+    assert (a.verdict, sizes[1:]) == (verdict, [8]), a.explanation
+    assert "final query <= 0.276" in a.explanation
 
 
 @pytest.mark.parametrize("control", [(4, 4, 4), (5, 4, 8), (5, 3, 4)])
@@ -376,3 +390,16 @@ def test_full_evaluates_on_the_quick_grid_from_fresh_seeds():
     assert {s.eval_every for s in specs} == {quick["eval_every"]} == {100}
     assert all(s.stop_when is None and s.steps == 24_000 for s in specs)
     assert min(s.seed for s in specs) == DECISION_SEEDS > 101
+
+
+@pytest.mark.parametrize(("K", "n", "count"), [(4, 1024, 283), (4, 512, 147), (4, 256, 78),
+                                               (4, 1, 1), (2, 100, 60)])
+def test_chance_limit_is_the_largest_count_not_above_one_over_k(K, n, count):
+    """The boundary of 'near chance' against scipy's own test, on both sides of it."""
+    assert chance_limit(K, n) == count / n
+    above = [bool(stats.binomtest(k, n, 1 / K, alternative="greater").pvalue < 0.025)
+             for k in (count, count + 1) if k <= n]
+    assert above == [False, True][:len(above)]
+    assert near_chance(count / n, K, n) and not near_chance(float("nan"), K, n)
+    if count < n:
+        assert not near_chance((count + 1) / n, K, n)

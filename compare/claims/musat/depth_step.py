@@ -26,11 +26,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
-from attnverify.compare.claims.musat.bounds import FROZEN, RECONSTRUCTION
+from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
     BUDGET,
-    CHANCE_MARGIN,
     DECISION_SEEDS,
     FINAL,
     LEARNED,
@@ -42,10 +41,12 @@ from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, dive
 from attnverify.compare.claims.musat.runs import (
     RETRIEVAL,
     Cell,
+    chance_limit,
     final_query,
     finished,
     learned,
     learns_in_half,
+    near_chance,
     retrieval_spec,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -77,7 +78,8 @@ STEP: dict[str, dict[str, Any]] = {
 STEP_PROTOCOL = Protocol(
     endpoint=("per seed: at a step of the refined bound, whether t layers learn the query "
               "(final accuracy >= 0.9) at the largest D they solve, D_t, and whether they stay "
-              "near chance (<= 1/K + 0.1) one hop further, at D_t + 1"),
+              "near chance (not above 1/K at one-sided exact binomial p < 0.025 over the "
+              "evaluation examples) one hop further, at D_t + 1"),
     unit=("two per-seed indicators, one per step cell (a diverged run at the bound did not "
           "learn; a diverged run past it makes the claim not testable)"),
     h0=("at the bound, models learn in at most half of the seeds, or one hop past it they stay "
@@ -92,7 +94,7 @@ STEP_PROTOCOL = Protocol(
              "each)"),
     refute=("either count falls to its futility boundary (at most 3 of 6 or 8 of 12 learned; "
             "at most 3 of 6 or 9 of 12 near chance)"),
-    alpha=0.025, beta=0.10, readout=FINAL, frozen=FROZEN,
+    alpha=0.025, beta=0.10, readout=FINAL, frozen="2026-11-27",
     error_rates=("confirmed at most 0.025 under H0 (intersection-union); at full, with both "
                  "rates at H1 (0.9 and 0.95), confirmed 0.87 and refuted 0.05 (exact, "
                  "compare.sequential); either futility refutes, so the refutation rate under "
@@ -127,14 +129,15 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     and neither design has refuted; both must confirm; either refuting refutes. The controls
     train first, and the step cells only where both learn in half of their seeds (changed on
     2026-11-27, before any full run of these cells: the step cells trained beside the
-    controls, and a cell's second block trained even when the other cell had refuted). Not
+    controls, and a cell's second block trained even when the other cell had refuted; and
+    'near chance' went from at most 1/K + 0.1 to not above 1/K, ``runs.near_chance``). Not
     testable where a control with one layer more than the refined bound does not learn in half
     of its seeds, and at quick, which trains nothing."""
 
     id = "musat.depth_step_at_refined_bound"
     kind = ClaimKind.DERIVED
     protocol = STEP_PROTOCOL
-    code_version = 2
+    code_version = 3
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
                  "derived here), trained models with t layers learn the query at the largest D "
                  "they can solve and stay near chance one hop further: one step of the "
@@ -202,9 +205,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         if not _controls_learn(controls) or any(r.diverged for r in past_bound):
             return []
         learn_design, fail_design = self.designs(params)
-        limit = 1 / params["K"] + CHANCE_MARGIN
         hits = [learned(r) for r in at_bound]
-        near = [_near(r, limit) for r in past_bound]
+        near = [_near(r, params) for r in past_bound]
         if Stop.FUTILITY in (learn_design.decide(hits).stop, fail_design.decide(near).stop):
             return []
         pending = [(self.cells(params)[0], learn_design.pending(hits)),
@@ -229,16 +231,17 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         if untestable := _step_untestable(D, t):
             return self._not_testable(untestable)
         at_bound, past_bound, *controls = self.by_cell(params, results)
-        limit = 1 / params["K"] + CHANCE_MARGIN
+        limit = chance_limit(params["K"], params["eval_size"])
         hits = [learned(r) for r in at_bound]
         past_accs, past_diverged = finished([final_query(r) for r in past_bound])
-        near = [a <= limit for a in past_accs]
+        near = [near_chance(a, params["K"], params["eval_size"]) for a in past_accs]
         control_learned = [sum(learned(r) for r in runs) for runs in controls]
         why = (f"refined bound: {t} layers solve D <= {D}, D = {D + 1} needs {t + 1}. At "
                f"D = {D} with {t} layers {sum(hits)} of {len(hits)} seeds learned the "
                f"query (final accuracy {_accs([final_query(r) for r in at_bound])}); at "
                f"D = {D + 1} with {t} layers {sum(near)} of {len(near)} stayed near chance "
-               f"(<= {limit:.2f}; {_accs(past_accs)}){diverged_note(past_diverged)}; controls: "
+               f"(<= {limit:.3f}, not above 1/K; {_accs(past_accs)})"
+               f"{diverged_note(past_diverged)}; controls: "
                f"D = {D} with {t + 1} layers {control_learned[0]} of {len(controls[0])} "
                f"learned, D = {D + 1} with {t + 2} layers {control_learned[1]} of "
                f"{len(controls[1])}")
@@ -264,7 +267,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         if verdict is Verdict.REFUTED:
             sides = [name for name, r in (
                 ("models at the bound do not learn", learn),
-                (f"models past the bound score above {limit:.2f}", fail))
+                (f"models past the bound score above {limit:.3f}", fail))
                 if r.stop is Stop.FUTILITY]
             why += ". Refuted: " + " and ".join(sides) + " (at this budget)"
             if learn.stop is Stop.FUTILITY:
@@ -274,7 +277,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                         f"layers up to D = {3 ** t // 2}")
         return Assessment(
             verdict=verdict, reason=reason, p_value=p_value,
-            theory=(f"learned at D = {D} with {t} layers; <= {limit:.2f} at D = {D + 1} "
+            theory=(f"learned at D = {D} with {t} layers; <= {limit:.3f} at D = {D + 1} "
                     f"(refined bound)"),
             empirical=Measurement(min(sum(hits) / len(hits), sum(near) / len(near))
                                   if hits and near else None,
@@ -282,7 +285,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                                             "at the bound, near chance past it)"),
                                   at=self.describe(params, self.cells(params)[0], True)),
             statistic=f"seeds learned at the bound and near chance past it. {RECONSTRUCTION}",
-            tolerance=Tolerance("learned: query >= 0.9; near chance: 1/K + 0.1; exact "
+            tolerance=Tolerance("learned: query >= 0.9; near chance: not above 1/K (one-sided "
+                                "exact binomial per seed); exact "
                                 "group-sequential binomial designs, intersection-union",
                                 {"learned": LEARNED, "near_chance": limit,
                                  "learn_design": SUFFICIENT_DESIGN,
@@ -312,9 +316,10 @@ def _controls_learn(controls: Sequence[list[RunResult]]) -> bool:
     return all(learns_in_half(runs) for runs in controls)
 
 
-def _near(result: RunResult, limit: float) -> bool:
-    """Near chance; a diverged run counts as not near (the claim is then not testable)."""
-    return not result.diverged and final_query(result) <= limit
+def _near(result: RunResult, params: dict[str, Any]) -> bool:
+    """Near chance (``runs.near_chance``); a diverged run counts as not near (the claim is
+    then not testable)."""
+    return near_chance(final_query(result), params["K"], params["eval_size"])
 
 
 def _step_untestable(D: int, t: int) -> str:

@@ -17,10 +17,18 @@ put the answer there (D >= 2) and layer 1 would confirm by construction. The fir
 layer 2 below the bound is D = 5 (min_layers = 3): the full profile's control cell (D = 5, 4
 layers). A seed counts only where the lens can read, at the tested layer, the roots of some
 statement tokens that fewer layers cannot resolve (:func:`reads_statements`, at >= 0.9): a lens
-blind there would read the answer as absent whatever the stream holds. (Changed on
-2026-11-27, before any run of the control cell: any statement token of depth >= 1 counted,
-and a first token of depth 1 reads its root from its own statement in one hop, so the check
-passed in every learned seed.)
+blind there would read the answer as absent whatever the stream holds. That check reads the
+statement tokens' map; the tested reading is the query's own map, fitted on far fewer rows (one
+per example), so the query's lens must also read the answer (>= 0.9) after some layer from the
+bound on and before the last (where the lens is the model itself): fitted the same way one
+layer later, it can read an answer that is there. A seed that fails either check is left out
+of the confirmation and named (it can still refute: a reading above 1/K needs no
+sensitivity); 2 seeds that pass are needed. And the lens must not read the answer above
+1/K after layers 0 and 1, where nothing can hold it: a reading there is a leak, not evidence.
+(Changed on 2026-11-27, before any run of the control cell: first, any statement token of
+depth >= 1 counted, and a first token of depth 1 reads its root from its own statement in one
+hop, so the check passed in every learned seed; then, the same day, the query-map and leak
+checks were added, since a query map that reads nothing reads below 1/K by itself.)
 """
 
 from __future__ import annotations
@@ -62,13 +70,14 @@ LENS_PROTOCOL = Protocol(
           "model that knows the K roots but not which chain is asked); an intersection-union "
           "test (the largest p-value) to confirm, the smallest p-value the other way with a "
           "Bonferroni correction over the (seed, layer) pairs to refute"),
-    confirm=("every (seed, layer) p-value (accuracy < 1/K) < 0.025, with 2 or more seeds, each "
-             "of which the lens can read at the tested layers"),
+    confirm=("every (seed, layer) p-value (accuracy < 1/K) < 0.025 over the learned seeds "
+             "whose lens can be shown to read (the sensitivity preconditions), with 2 or more "
+             "such seeds; the others are left out and named"),
     refute="some (seed, layer) reads the answer above 1/K at p < 0.025 / (number of pairs)",
     alpha=ALPHA, beta=ALPHA,
     readout=("the lens accuracies recorded at the end of training (``final/lens_query``, "
              "``lens_first``, ``lens_second``), on the 512 held-out evaluation examples at full"),
-    frozen="2026-11-26",
+    frozen="2026-11-27",
     error_rates=("confirming: at most 0.025 when some learned seed's accuracy at a tested layer "
                  "is >= 1/K (intersection-union); refuting: at most 0.025 over all pairs when "
                  "every accuracy is <= 1/K (Bonferroni). The only randomness the tests see is "
@@ -76,19 +85,25 @@ LENS_PROTOCOL = Protocol(
                  "fraction of seeds that learned is reported beside them"),
     precondition=("min_layers(D) >= 3 (a layer from 2 on below the bound: D >= 5), at least 2 "
                   "seeds that learned the query (a model that does not answer says nothing "
-                  "about where its answer appears), and in each of them the lens reads at "
+                  "about where its answer appears), and 2 of them in which the lens reads at "
                   ">= 0.9, after every tested layer l, the roots of some statement tokens that "
                   "no mechanism resolves with l - 1 layers (at l = 2: first tokens of depth "
-                  ">= 2 or second tokens of depth >= 1), else a lens blind to what the layers "
-                  "composed would confirm"),
+                  ">= 2 or second tokens of depth >= 1), and the query's lens reads the answer "
+                  "at >= 0.9 after some layer from the bound on before the last, else a lens "
+                  "blind to what the layers composed would confirm; the lens reads the answer "
+                  "after layers 0 and 1, where nothing can hold it, not above 1/K (Bonferroni "
+                  "over those pairs at 0.025), else the pipeline leaks"),
     secondary=("the first layer at which the lens reads the query's answer (>= 0.9), per seed, "
                "beside the paper's and the refined bound",
                "the lens by depth on the statement tokens (the figure)"),
     seeds=SEEDS,
     weaknesses=("a linear lens (least squares onto the final stream shrinks toward the mean "
                 "stream): an answer encoded non-linearly, or only partly, reads as absent, "
-                "which favours confirming; the sensitivity precondition guards against a lens "
-                "blind at the tested layer, not against one blind to the answer alone",
+                "which favours confirming; the sensitivity preconditions guard against a lens "
+                "blind at the tested layer and a query map that reads nothing, not against one "
+                "blind to the answer at the tested layer alone",
+                "the error rates are about these trained models: a single learned seed that "
+                "reads the answer early refutes",
                 "quick trains no cell with a layer from 2 on below the bound (D = 2 with 4 "
                 "layers): not testable there",
                 "the seeds are selected on the query accuracy of the same evaluation batch the "
@@ -128,7 +143,7 @@ class TargetAppearsAtBound(ControlCellLensClaim):
     id = "musat.target_appears_at_bound"
     kind = ClaimKind.PAPER
     protocol = LENS_PROTOCOL
-    code_version = 2
+    code_version = 3
     statement = ("In trained models the answer appears in the query's residual stream only "
                  "from the layer the bound predicts on: a linear lens reads it below 1/K after "
                  "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
@@ -159,12 +174,21 @@ class TargetAppearsAtBound(ControlCellLensClaim):
         n_test = params["eval_size"] - params["eval_size"] // 2
         learned = learned_with_lens(results)
         tested = list(range(FIRST_TESTED_LAYER, min(bound, layers + 1)))
+        early = [binomial_sides(acc, n_test, limit)[1] for r in learned
+                 for layer in range(FIRST_TESTED_LAYER)
+                 if np.isfinite(acc := float(r.final["lens_query"][layer]))]
+        p_leak = min(1.0, min(early, default=1.0) * max(len(early), 1))
         cells = [(r.spec.seed, layer, float(r.final["lens_query"][layer]))
                  for r in learned for layer in tested]
         tests = [(seed, layer, acc, *binomial_sides(acc, n_test, limit))
                  for seed, layer, acc in cells if np.isfinite(acc)]
-        blind = sorted({r.spec.seed for r in learned for layer in tested
-                        if not reads_statements(r, layer)})
+        p_refute = min(1.0, min((t[4] for t in tests), default=1.0) * max(len(tests), 1))
+        # the seeds whose lens can be shown to read (the sensitivity preconditions)
+        readable = [r for r in learned if reads_query(r, bound, layers)
+                    and all(reads_statements(r, layer) for layer in tested)]
+        blind = sorted({r.spec.seed for r in learned} - {r.spec.seed for r in readable})
+        kept = {r.spec.seed for r in readable}
+        confirm_tests = [t for t in tests if t[0] in kept]
         first = {r.spec.seed: _first_reading(r.final["lens_query"]) for r in learned}
         why = (f"D = {D}: paper bound {bound} layers, refined (separate query) {refined}; "
                f"{len(learned)} of {len(results)} seeds learned the query; lens accuracy of "
@@ -173,32 +197,40 @@ class TargetAppearsAtBound(ControlCellLensClaim):
                + f" (limit 1/K = {limit:.2f}); first layer reading the answer (>= {LEARNED}): "
                + (", ".join(f"seed {s}: {'-' if f is None else f}" for s, f in first.items())
                   or "none"))
-        p_refute = min((t[4] for t in tests), default=1.0) * max(len(tests), 1)
+        if blind:
+            why += (f". Left out of the confirmation, their lens not shown to read: seed(s) "
+                    f"{blind} (at a tested layer no statement token that fewer layers cannot "
+                    f"resolve reads at >= {LEARNED}, or the query's lens reads the answer at "
+                    f">= {LEARNED} after no layer from the bound ({bound}) on before the last)")
         if not tested:
             return self._not_testable(f"min_layers({D}) = {bound} leaves no layer from "
                                  f"{FIRST_TESTED_LAYER} on below the bound. {why}")
+        if p_leak < ALPHA:
+            return self._not_testable(
+                f"the lens reads the answer above 1/K after layer 0 or 1, where nothing can "
+                f"hold it (Bonferroni p = {p_leak:.3g}): the pipeline leaks. {why}",
+                len(learned))
         if len(learned) >= 1 and p_refute < ALPHA:
-            verdict, reason = Verdict.REFUTED, Reason.DECIDED
-            p = max((t[3] for t in tests), default=None)
-            why += (f". The lens reads the answer above 1/K below the bound (Bonferroni p = "
-                    f"{p_refute:.3g})")
+            verdict, reason, p = Verdict.REFUTED, Reason.DECIDED, p_refute
+            why += (f". The lens reads the answer above 1/K below the bound in these trained "
+                    f"models (Bonferroni p = {p_refute:.3g})")
         elif len(learned) < 2:
             return self._not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
-        elif blind or len(tests) < len(cells):
+        elif len(readable) < 2 or len(confirm_tests) < len(readable) * len(tested):
             return self._not_testable(
-                f"at a tested layer of seed(s) {blind} the lens reads no statement token that "
-                f"fewer layers cannot resolve at >= {LEARNED}, so reading the answer as absent "
-                f"there says nothing. {why}")
+                f"{len(readable)} learned seed(s) whose lens can be shown to read, with a "
+                f"reading at every tested layer (2 needed): reading the answer as absent "
+                f"elsewhere says nothing. {why}", len(learned))
         else:
-            p_confirm = max(t[3] for t in tests)
-            p = p_confirm
-            if p_confirm < ALPHA:
+            p = max(t[3] for t in confirm_tests)
+            if p < ALPHA:
                 verdict, reason = Verdict.CONFIRMED, Reason.DECIDED
-                why += f". Every test below the limit: largest p = {p_confirm:.3g} < {ALPHA}"
+                why += (f". Every test below the limit in these {len(readable)} trained models: "
+                        f"largest p = {p:.3g} < {ALPHA}")
             else:
                 verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
-                why += (f". Neither side decides: largest p below = {p_confirm:.3g}, "
-                        f"Bonferroni p above = {min(p_refute, 1.0):.3g}")
+                why += (f". Neither side decides: largest p below = {p:.3g}, "
+                        f"Bonferroni p above = {p_refute:.3g}")
         worst = max((a for _, _, a in cells), default=None)
         return Assessment(
             verdict=verdict, reason=reason, p_value=p,
@@ -217,7 +249,8 @@ class TargetAppearsAtBound(ControlCellLensClaim):
                                 {"limit": limit, "alpha": ALPHA}),
             explanation=why, n_seeds=len(learned),
             details={"tests": [{"seed": s, "layer": layer, "accuracy": a, "p_below": pb,
-                                "p_above": pa} for s, layer, a, pb, pa in tests]})
+                                "p_above": pa} for s, layer, a, pb, pa in tests],
+                     "left_out": blind})
 
 def reads_statements(result: RunResult, layer: int) -> bool:
     """Whether the lens reads, after ``layer``, the roots of some statement tokens that no
@@ -233,6 +266,14 @@ def reads_statements(result: RunResult, layer: int) -> bool:
         if row.size and np.nanmax(row) >= LEARNED:
             return True
     return False
+
+
+def reads_query(result: RunResult, bound: int, layers: int) -> bool:
+    """Whether the query's lens reads the answer at >= 0.9 after some layer from ``bound`` on
+    and before the last (after the last the lens is the model itself): the query's map, fitted
+    on one row per example, can read an answer that is there."""
+    row = np.asarray(result.final["lens_query"])[bound:layers]
+    return bool(row.size) and bool(np.nanmax(row, initial=0.0) >= LEARNED)
 
 
 def learned_with_lens(results: Sequence[RunResult]) -> list[RunResult]:

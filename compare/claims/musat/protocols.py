@@ -9,9 +9,13 @@ from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 LEARNED = 0.9
 """A query (or a depth) counts as learned at accuracy >= 0.9 (the example threshold of the
 reconstruction's test plan, docs/methodology.md#starting-values)."""
-CHANCE_MARGIN = 0.1
-"""'Near chance': at most 1/K + 0.1 (the starting value of delta in the reconstruction's test
-plan)."""
+NEAR_CHANCE_ALPHA = 0.025
+"""'Near chance': the final query accuracy is not above 1/K at one-sided exact binomial
+p < 0.025 over the evaluation examples (a model that knows the roots but not the chain reads
+1/K, and below the bound Theorem 1 leaves it no more). It was 'at most 1/K + 0.1' (the starting
+value of delta in the reconstruction's test plan) until 2026-11-27, before any run of a cell
+it decides: that counted seeds significantly above 1/K, which contradict the theorem, as
+support (docs/methodology.md)."""
 HEAD_THRESHOLD = 0.5
 """A head has emerged when its best structural score is >= 0.5 for 3 evaluations in a row."""
 DECISION_SEEDS = 200
@@ -45,8 +49,8 @@ where IC succeeds'."""
 
 SHALLOW_PROTOCOL = Protocol(
     endpoint=("whether a model with min_layers(D) - 1 >= 2 layers, trained with the implicit "
-              "curriculum, stays near chance on the query (final accuracy <= 1/K + 0.1), per "
-              "seed"),
+              "curriculum, stays near chance on the query (final accuracy not above 1/K at "
+              "one-sided exact binomial p < 0.025 over the evaluation examples), per seed"),
     unit=("per-seed indicator 'near chance' (the shallow cell's seeds must all finish: a "
           "diverged run makes the claim not testable)"),
     h0="the shallow model stays near chance in at most half of the seeds",
@@ -56,7 +60,7 @@ SHALLOW_PROTOCOL = Protocol(
           "learned in half of its seeds"),
     confirm="the count reaches a look's efficacy boundary (8 of 8, or 10 of 12, at full)",
     refute="it falls to a look's futility boundary (5 or fewer of 8, or 9 or fewer of 12)",
-    alpha=0.025, beta=0.10, readout=FINAL, frozen=FROZEN,
+    alpha=0.025, beta=0.10, readout=FINAL, frozen="2026-11-27",
     precondition=("the shallow cell has at least 2 layers (one layer cannot find the roots "
                   "under any mechanism, so its failure says nothing about depth), fewer than "
                   "min_layers(D), and a control with the refined bound + 1 layers at the same "
@@ -67,7 +71,13 @@ SHALLOW_PROTOCOL = Protocol(
                "for one layer, the value-slot level 1/(K D + distractors) (derived here)"),
     seeds=SEEDS,
     weaknesses=("'near chance' is an upper limit: an accuracy far below 1/K also counts",
-                "delta = 0.1 is the spec's starting value, not calibrated", BUDGET,
+                "a seed exactly at 1/K counts as near chance with probability 0.975, so H1's "
+                "95% is reachable; one at 1/K + 0.03 (1024 examples) already counts as above",
+                "the control gate is a point estimate: 3 of 5 control seeds pass it, and 5 "
+                "seeds cannot show the control learns in half of all seeds (the 95% lower "
+                "bound at 5 of 5 is 0.48), so where the budget rather than the depth makes "
+                "the shallow cell fail, the gate passes 32% of the time at a control rate of "
+                "0.4 and the confirmation then says 'fails at this budget'", BUDGET,
                 "at quick the shallow cell is one layer at D = 2: not testable there"))
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
-from attnverify.compare.claims.musat.protocols import LEARNED
+from attnverify.compare.claims.musat.protocols import LEARNED, NEAR_CHANCE_ALPHA
 from attnverify.empirics import Adam, RunResult, RunSpec
 from attnverify.empirics.retrieval import RetrievalTask
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
@@ -95,6 +96,23 @@ def learns_in_half(runs: list[RunResult]) -> bool:
     """``runs`` exist and at least half of them learned the query (the controls'
     precondition)."""
     return bool(runs) and 2 * sum(map(learned, runs)) >= len(runs)
+
+
+def chance_limit(K: int, n: int) -> float:
+    """The largest final query accuracy over ``n`` evaluation examples that is still near
+    chance: not above 1/K at one-sided exact binomial p < ``NEAR_CHANCE_ALPHA``."""
+    k = int(stats.binom.isf(NEAR_CHANCE_ALPHA, n, 1 / K))
+    while stats.binom.sf(k, n, 1 / K) >= NEAR_CHANCE_ALPHA:     # k + 1 correct is not above
+        k += 1
+    while k > 0 and stats.binom.sf(k - 1, n, 1 / K) < NEAR_CHANCE_ALPHA:  # k correct is above
+        k -= 1
+    return k / n
+
+
+def near_chance(accuracy: float, K: int, n: int) -> bool:
+    """Near chance (:data:`NEAR_CHANCE_ALPHA`): a finite accuracy over ``n`` examples at most
+    :func:`chance_limit`; NaN (a diverged run) is not near chance."""
+    return bool(np.isfinite(accuracy)) and round(accuracy * n) <= round(chance_limit(K, n) * n)
 
 
 def finished(accs: list[float]) -> tuple[list[float], int]:

@@ -14,8 +14,8 @@ from attnverify.compare.claim import Assessment, ClaimKind, Verdict
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
-    CHANCE_MARGIN,
     DECISION_SEEDS,
+    NEAR_CHANCE_ALPHA,
     SHALLOW_DESIGN,
     SHALLOW_PROTOCOL,
 )
@@ -24,11 +24,13 @@ from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     Cell,
     cell_shape,
+    chance_limit,
     final_query,
     finished,
     grid_cells,
     learned,
     learns_in_half,
+    near_chance,
     retrieval_spec,
 )
 from attnverify.compare.decision import sequential_verdict
@@ -45,7 +47,8 @@ if TYPE_CHECKING:
 
 class ShallowModelsFail(RetrievalClaim):
     """``musat.shallow_models_fail``: with fewer layers than min_layers(D) the query stays near
-    chance (at most 1/K + 0.1), even with the implicit curriculum.
+    chance (not above 1/K at one-sided exact binomial p < 0.025 over the evaluation examples:
+    ``runs.near_chance``), even with the implicit curriculum.
 
     Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model's final query accuracy
     is near chance; a group-sequential exact binomial design on the count (H0: near chance in
@@ -66,7 +69,9 @@ class ShallowModelsFail(RetrievalClaim):
     accuracy of one-layer models, which fail under any mechanism. Changed on 2026-11-27,
     before any run of the full shallow cell or its control: one look at 8 seeds (confirming
     with probability 0.66 at a 95% rate) became looks at 8 and 12 (0.98), trained after the
-    control.
+    control; and, the same day, 'near chance' went from at most 1/K + 0.1 to not above 1/K
+    (a seed at 0.30 of 1024 examples is above 1/K, which Theorem 1 does not allow below the
+    bound, yet counted as support).
 
     Why one layer scores below 1/K (derived here, not in the paper; the verdict does not use
     it): 1/K is the accuracy of a model that knows the K roots but not which chain is asked.
@@ -84,7 +89,7 @@ class ShallowModelsFail(RetrievalClaim):
     id = "musat.shallow_models_fail"
     kind = ClaimKind.PAPER
     protocol = SHALLOW_PROTOCOL
-    code_version = 3
+    code_version = 4
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
@@ -170,8 +175,8 @@ class ShallowModelsFail(RetrievalClaim):
         groups = self.groups(params, results)
         if self._untestable(params, groups) or any(r.diverged for r in groups[0]):
             return []  # the layers or the control leave it not testable: nothing to decide
-        limit = 1 / params["K"] + CHANCE_MARGIN
-        pending = design.pending([final_query(r) <= limit for r in groups[0]])
+        pending = design.pending([near_chance(final_query(r), params["K"], params["eval_size"])
+                                  for r in groups[0]])
         return [retrieval_spec(params, "shallow", True, DECISION_SEEDS + i) for i in pending]
 
     def groups(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[list]:
@@ -191,17 +196,19 @@ class ShallowModelsFail(RetrievalClaim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         groups = self.groups(params, results)
         accs, diverged = finished([final_query(r) for r in groups[0]])
-        limit = 1 / params["K"] + CHANCE_MARGIN
+        limit = chance_limit(params["K"], params["eval_size"])
         D, layers = params["shallow"][:2]
         bound = theory.musat.min_layers_value(D)
-        near = [a <= limit for a in accs]
+        near = [near_chance(a, params["K"], params["eval_size"]) for a in accs]
         design = self.design(params)
         looks = design.looks if design else ()
         result = design.decide(near) if design and not diverged and len(near) in looks \
             else None
         lo, hi = binomial_ci(sum(near), len(near)) if near else (float("nan"), float("nan"))
         why = (f"{layers} layer(s) < min_layers({D}) = {bound}: {sum(near)} of {len(near)} "
-               f"seeds near chance (final query <= {limit:.2f}), mean accuracy "
+               f"seeds near chance (final query <= {limit:.3f}: not above 1/K at one-sided "
+               f"binomial p < {NEAR_CHANCE_ALPHA} over {params['eval_size']} examples), mean "
+               f"accuracy "
                f"{np.mean(accs) if accs else float('nan'):.3f}" + _value_slot_note(params)
                + diverged_note(diverged))
         untestable = self._untestable(params, groups)
@@ -224,13 +231,13 @@ class ShallowModelsFail(RetrievalClaim):
             verdict=verdict, reason=reason,
             p_value=design.p_value(result) if design and result and not untestable
             and result.stop is not Stop.CONTINUE else None,
-            theory=f"<= {limit:.2f} (bound: {bound} layers for D = {D})",
+            theory=f"<= {limit:.3f} (bound: {bound} layers for D = {D})",
             empirical=Measurement(sum(near) / len(near) if near else None, ci=[lo, hi],
                                   confidence=0.95, quantity="fraction of seeds near chance",
                                   at=self.describe(params, "shallow", True)),
             statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
-            tolerance=Tolerance("chance 1/K plus the spec's delta = 0.1; exact group-sequential "
-                                "binomial design",
+            tolerance=Tolerance("not above chance 1/K (one-sided exact binomial per seed); "
+                                "exact group-sequential binomial design",
                                 {"near_chance": limit, **SHALLOW_DESIGN}),
             explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged})
 
