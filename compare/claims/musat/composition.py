@@ -30,6 +30,7 @@ D + 1 layers to answer (docs/methodology.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -94,7 +95,7 @@ COMPOSE_PROTOCOL = Protocol(
                 "game, not stated in the paper",
                 "composition is not forced at D = 5 with 4 layers: a query that follows "
                 "pointers through statements that advance one link per layer answers D <= 6 "
-                "(derived here), so a refutation says the model did not compose, not that it "
+                "(derived here), so a refutation says the model did not triple, not that it "
                 "could not",
                 "a linear lens can miss a non-linearly encoded root, which favours refuting; a "
                 "refuting seed must show the lens reading the one-link cells at the same "
@@ -120,7 +121,8 @@ def cells_beyond(reach: Reach, D: int, layers: int) -> list[tuple[str, int, int]
 
 
 def separating_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
-    """The cells where composition and one link per layer differ (the refutation's cells)."""
+    """The cells where composition and one link per layer differ (those doubling also reaches
+    tell doubling from one link per layer: secondary)."""
     return cells_beyond(one_link_reach, D, layers)
 
 
@@ -135,6 +137,22 @@ def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
     first = result.final["lens_first"]
     return all(first[layer, min(one_link_reach(layer, False), D)] >= LEARNED
                for layer in range(1, layers))
+
+
+@dataclass(frozen=True)
+class SeedReading:
+    """One learned seed's lens in the tested cells: its best accuracy beyond doubling, the
+    Bonferroni p-value that it reads one of them above 1/K (``p_compose``), the largest
+    p-value that it reads them all below 1/K where its lens reads the one-link cells (else 1:
+    ``p_no_faster``), whether it reads a cell within doubling's reach beyond one link per
+    layer above 1/K (Bonferroni), and its reach per layer (:func:`reach_per_layer`)."""
+
+    seed: int
+    best: float
+    p_compose: float
+    p_no_faster: float
+    doubles: bool
+    reach: dict[str, list[int]]
 
 
 def reach_per_layer(result: RunResult, layers: int) -> dict[str, list[int]]:
@@ -204,19 +222,19 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             if not tests:
                 continue
             doubling = _cell_tests(r, [c for c in separating if c not in cells], n_test, limit)
-            per_seed.append({
-                "seed": r.spec.seed, "best": max(a for a, _, _ in tests),
-                "p_compose": min(1.0, min(p for _, _, p in tests) * len(tests)),
-                "p_no_faster": (max(p for _, p, _ in tests) if at_one_link_pace(r, D, layers)
-                                else 1.0),
-                "doubles": bool(doubling) and min(1.0, min(p for _, _, p in doubling)
-                                                  * len(doubling)) < ALPHA,
-                "reach": reach_per_layer(r, layers)})
+            per_seed.append(SeedReading(
+                seed=r.spec.seed, best=max(a for a, _, _ in tests),
+                p_compose=min(1.0, min(p for _, _, p in tests) * len(tests)),
+                p_no_faster=(max(p for _, p, _ in tests) if at_one_link_pace(r, D, layers)
+                             else 1.0),
+                doubles=bool(doubling) and min(1.0, min(p for _, _, p in doubling)
+                                               * len(doubling)) < ALPHA,
+                reach=reach_per_layer(r, layers)))
         if len(per_seed) < len(learned):
             return self._not_testable(f"{len(learned) - len(per_seed)} learned seed(s) without "
                                       "lens readings in the tested cells", len(learned))
-        p_confirm = max(s["p_compose"] for s in per_seed)
-        p_no_faster = min(1.0, min(s["p_no_faster"] for s in per_seed) * len(per_seed))
+        p_confirm = max(s.p_compose for s in per_seed)
+        p_no_faster = min(1.0, min(s.p_no_faster for s in per_seed) * len(per_seed))
 
         def cell_list(cs: list[tuple[str, int, int]]) -> str:
             return ", ".join(f"{s} {k} @{layer}" for s, k, layer in cs)
@@ -224,14 +242,14 @@ class HeadsComposeSubchains(ControlCellLensClaim):
         why = (f"D = {D}, {layers} layers: {len(learned)} of {len(results)} seeds learned the "
                f"query; cells beyond doubling (slot, depth, after layer): {cell_list(cells)}; "
                "per seed the best of them: "
-               + ", ".join(f"seed {s['seed']}: {s['best']:.2f} (p = {s['p_compose']:.2g})"
+               + ", ".join(f"seed {s.seed}: {s.best:.2f} (p = {s.p_compose:.2g})"
                            for s in per_seed)
                + f" (limit {limit:.2f}). Reach per layer (deepest depth read at >= {LEARNED}, "
                "first / second tokens, after layers 1.."
                + f"{layers - 1}): " + "; ".join(
-                   f"seed {s['seed']}: {s['reach']['first']} / {s['reach']['second']}"
+                   f"seed {s.seed}: {s.reach['first']} / {s.reach['second']}"
                    for s in per_seed))
-        doubling_seeds = [s["seed"] for s in per_seed if s["doubles"]]
+        doubling_seeds = [s.seed for s in per_seed if s.doubles]
         if doubling_seeds:
             why += (f". Beyond one link per layer within doubling's reach "
                     f"({cell_list([c for c in separating if c not in cells])}), seeds "
@@ -242,10 +260,10 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                     f"doubling: largest p = {p_confirm:.3g}")
         elif p_no_faster < ALPHA:
             verdict, reason, p = Verdict.REFUTED, Reason.DECIDED, p_no_faster
-            slowest = min(per_seed, key=lambda s: s["p_no_faster"])
-            pace = ("doubles (it reads cells beyond one link per layer)" if slowest["doubles"]
-                    else "advances one link per layer")
-            why += (f". Seed {slowest['seed']} grows its reach no faster than doubling: its lens "
+            slowest = min(per_seed, key=lambda s: s.p_no_faster)
+            pace = ("doubles (it reads cells beyond one link per layer)" if slowest.doubles
+                    else "advances one link per layer, as far as its lens shows")
+            why += (f". Seed {slowest.seed} grows its reach no faster than doubling: its lens "
                     f"reads the one-link cells, and every cell beyond doubling below the limit "
                     f"(p = {p_no_faster:.3g} over the seeds); it {pace}")
         else:
@@ -255,7 +273,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
         return Assessment(
             verdict=verdict, reason=reason, p_value=p,
             theory=f"reads above 1/K = {limit:.2f} where pointer doubling cannot",
-            empirical=Measurement(min(s["best"] for s in per_seed),
+            empirical=Measurement(min(s.best for s in per_seed),
                                   quantity=("the weakest seed's best lens accuracy in the "
                                             "cells beyond doubling"),
                                   at=self.describe(params, "control", True)),
@@ -265,4 +283,5 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                                 "tests on the example count, Bonferroni within a seed, "
                                 "intersection-union over seeds", {"limit": limit, "alpha": ALPHA}),
             explanation=why, n_seeds=len(learned),
-            details={"cells": cells, "separating_cells": separating, "seeds": per_seed})
+            details={"cells": cells, "separating_cells": separating,
+                     "seeds": [asdict(s) for s in per_seed]})
