@@ -91,6 +91,18 @@ def test_a_refutation_reports_its_own_p_value():
     assert a.p_value != max(s["p_compose"] for s in a.details["seeds"])
 
 
+def test_a_seed_with_unread_cells_beyond_doubling_does_not_refute():
+    claim = HeadsComposeSubchains()
+    params = claim.params("full")
+    runs = [lens_run(s, 1.0, r) for s, r in zip(claim.specs(params),
+                                                 [COMPOSES] * 4 + [ONE_LINK], strict=True)]
+    runs[-1].final["lens_first"][3, 5] = np.nan          # two of its three cells unread
+    runs[-1].final["lens_second"][3, 4] = np.nan
+    a = claim.assess(params, runs)
+    assert a.verdict is Verdict.INCONCLUSIVE, a.explanation
+    assert a.details["seeds"][-1]["p_no_faster"] == 1.0
+
+
 def test_the_reach_per_layer_is_reported():
     a = assess([DOUBLES] * 5)
     assert "first / second tokens, after layers 1..3" in a.explanation

@@ -83,6 +83,12 @@ def test_a_seed_whose_query_lens_cannot_be_shown_to_read_is_left_out():
     assert assess([AT_BOUND] * 3 + [late, EARLY]).verdict is Verdict.REFUTED
     # one readable seed is not enough
     assert assess([AT_BOUND] + [late] * 4).reason is Reason.NOT_TESTABLE
+    # a left-out seed that reads the answer at >= 1/K below the bound, though not enough to
+    # refute, blocks the confirmation
+    half = [0.02, 0.02, 0.27, 0.85, 1.0]
+    a = assess([AT_BOUND] * 2 + [half] * 3)
+    assert (a.verdict, a.reason) == (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED), a.explanation
+    assert "read the answer at >= 1/K" in a.explanation and "no confirmation" in a.explanation
 
 
 @pytest.mark.parametrize("layer", [0, 1])

@@ -72,9 +72,10 @@ COMPOSE_PROTOCOL = Protocol(
     confirm=("every learned seed reads a cell beyond doubling above 1/K at Bonferroni "
              "p < 0.025, with 2 or more seeds"),
     refute=("some learned seed whose lens reads the deepest first token one link per layer "
-            "reaches (>= 0.9) after every tested layer reads every cell beyond doubling below "
-            "1/K at p < 0.025 / (number of seeds): its reach grows no faster than doubling's "
-            "(the explanation says whether it doubles or advances one link per layer)"),
+            "reaches (>= 0.9) after every layer before the last reads every cell beyond "
+            "doubling (all of them with a reading) below 1/K at p < 0.025 / (number of seeds): "
+            "no root beyond doubling's reach is known in it (the explanation says whether it "
+            "doubles or advances one link per layer)"),
     alpha=ALPHA, beta=ALPHA,
     readout=("the lens accuracies by statement slot recorded at the end of training "
              "(``final/lens_first``, ``final/lens_second``)"),
@@ -100,6 +101,9 @@ COMPOSE_PROTOCOL = Protocol(
                 "a linear lens can miss a non-linearly encoded root, which favours refuting; a "
                 "refuting seed must show the lens reading the one-link cells at the same "
                 "layers (not the cells it is refuted on)",
+                "below 1/K is not nothing: a lens that knows nothing reads about 1/vocab, so a "
+                "refuting seed may hold partial information beyond doubling's reach; what it "
+                "lacks is the root itself",
                 "quick trains no cell with a layer below the last that doubling cannot reach "
                 "(D = 2 with 4 layers): not testable there; full's control cell is D = 5 with "
                 "4 layers"))
@@ -143,9 +147,10 @@ def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
 class SeedReading:
     """One learned seed's lens in the tested cells: its best accuracy beyond doubling, the
     Bonferroni p-value that it reads one of them above 1/K (``p_compose``), the largest
-    p-value that it reads them all below 1/K where its lens reads the one-link cells (else 1:
-    ``p_no_faster``), whether it reads a cell within doubling's reach beyond one link per
-    layer above 1/K (Bonferroni), and its reach per layer (:func:`reach_per_layer`)."""
+    p-value that it reads them all below 1/K where its lens reads the one-link cells and has a
+    reading in every one of them (else 1: ``p_no_faster``), whether it reads a cell within
+    doubling's reach beyond one link per layer above 1/K (Bonferroni), and its reach per layer
+    (:func:`reach_per_layer`)."""
 
     seed: int
     best: float
@@ -224,8 +229,9 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             doubling = _cell_tests(r, [c for c in separating if c not in cells], n_test, limit)
             per_seed.append(SeedReading(
                 seed=r.spec.seed, best=max(a for a, _, _ in tests),
-                p_compose=min(1.0, min(p for _, _, p in tests) * len(tests)),
-                p_no_faster=(max(p for _, p, _ in tests) if at_one_link_pace(r, D, layers)
+                p_compose=min(1.0, min(p for _, _, p in tests) * len(cells)),
+                p_no_faster=(max(p for _, p, _ in tests)
+                             if at_one_link_pace(r, D, layers) and len(tests) == len(cells)
                              else 1.0),
                 doubles=bool(doubling) and min(1.0, min(p for _, _, p in doubling)
                                                * len(doubling)) < ALPHA,
@@ -263,9 +269,9 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             slowest = min(per_seed, key=lambda s: s.p_no_faster)
             pace = ("doubles (it reads cells beyond one link per layer)" if slowest.doubles
                     else "advances one link per layer, as far as its lens shows")
-            why += (f". Seed {slowest.seed} grows its reach no faster than doubling: its lens "
-                    f"reads the one-link cells, and every cell beyond doubling below the limit "
-                    f"(p = {p_no_faster:.3g} over the seeds); it {pace}")
+            why += (f". In seed {slowest.seed} no root beyond doubling's reach is known: its "
+                    f"lens reads the one-link cells, and every cell beyond doubling below the "
+                    f"limit (p = {p_no_faster:.3g} over the seeds); it {pace}")
         else:
             verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, p_confirm
             why += (f". Neither side decides (largest p to confirm {p_confirm:.3g}, to refute "

@@ -65,23 +65,27 @@ LENS_PROTOCOL = Protocol(
     unit=("per (seed, layer): the lens's correct answers on the held-out half of the "
           "evaluation examples (binomial, one query per example)"),
     h0="after some tested layer, the lens reads the answer above 1/K",
-    h1="after every tested layer, in every seed that learned, it reads it below 1/K",
+    h1=("after every tested layer, in every learned seed whose lens can be shown to read, it "
+        "reads it below 1/K"),
     test=("exact one-sided binomial test per (seed, layer) against 1/K (the accuracy of a "
           "model that knows the K roots but not which chain is asked); an intersection-union "
           "test (the largest p-value) to confirm, the smallest p-value the other way with a "
           "Bonferroni correction over the (seed, layer) pairs to refute"),
     confirm=("every (seed, layer) p-value (accuracy < 1/K) < 0.025 over the learned seeds "
              "whose lens can be shown to read (the sensitivity preconditions), with 2 or more "
-             "such seeds; the others are left out and named"),
+             "such seeds; the others are left out and named, and a left-out seed that reads "
+             "the answer at >= 1/K at a tested layer blocks the confirmation"),
     refute="some (seed, layer) reads the answer above 1/K at p < 0.025 / (number of pairs)",
     alpha=ALPHA, beta=ALPHA,
     readout=("the lens accuracies recorded at the end of training (``final/lens_query``, "
              "``lens_first``, ``lens_second``), on the 512 held-out evaluation examples at full"),
     frozen="2026-11-27",
-    error_rates=("confirming: at most 0.025 when some learned seed's accuracy at a tested layer "
-                 "is >= 1/K (intersection-union); refuting: at most 0.025 over all pairs when "
-                 "every accuracy is <= 1/K (Bonferroni). The only randomness the tests see is "
-                 "the evaluation sample: the rates are about these trained models, and the "
+    error_rates=("confirming: at most 0.025 when some readable learned seed's accuracy at a "
+                 "tested layer is >= 1/K (intersection-union); a left-out seed is not tested, "
+                 "but one read at >= 1/K blocks a confirmation; refuting: at most 0.025 over "
+                 "all pairs of learned seeds when every accuracy is <= 1/K (Bonferroni). The "
+                 "only randomness the tests see is the evaluation sample, the same sample that "
+                 "selects the seeds: the rates are about these trained models, and the "
                  "fraction of seeds that learned is reported beside them"),
     precondition=("min_layers(D) >= 3 (a layer from 2 on below the bound: D >= 5), at least 2 "
                   "seeds that learned the query (a model that does not answer says nothing "
@@ -216,6 +220,11 @@ class TargetAppearsAtBound(ControlCellLensClaim):
                     f"models (Bonferroni p = {p_refute:.3g})")
         elif len(learned) < 2:
             return self._not_testable(f"{len(learned)} seed(s) learned the query (2 needed). {why}")
+        elif high := sorted({seed for seed, _, acc in cells
+                             if seed not in kept and acc >= limit}):
+            verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, None
+            why += (f". Left-out seed(s) {high} read the answer at >= 1/K at a tested layer "
+                    f"(not significantly enough to refute): no confirmation")
         elif len(readable) < 2 or len(confirm_tests) < len(readable) * len(tested):
             return self._not_testable(
                 f"{len(readable)} learned seed(s) whose lens can be shown to read, with a "
