@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,6 +229,14 @@ def rate_difference_test(k_a: int, n_a: int, k_b: int, n_b: int, delta: float,
     pmf_b = stats.binom.pmf(np.arange(n_b + 1)[None, :], n_b, (p_a + delta)[:, None])
     prob = np.einsum("gi,gj,ij->g", pmf_a, pmf_b, tail.astype(float))
     return float(min(1.0, prob.max()))
+
+
+def bonferroni_min(p_values: Iterable[float], n_tests: int | None = None) -> float:
+    """The family-wise p-value that some one of the tests rejects (Bonferroni): the smallest
+    p-value times the number of tests (``n_tests``, else how many are given), at most 1; 1
+    where there are none."""
+    p = list(p_values)
+    return min(1.0, min(p, default=1.0) * max(n_tests if n_tests is not None else len(p), 1))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -17,7 +17,12 @@ from attnverify.compare.decision import OneSided, decide
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.registry import CLAIMS, load_builtins
-from attnverify.compare.stats import benjamini_hochberg, holm, rate_difference_test
+from attnverify.compare.stats import (
+    benjamini_hochberg,
+    bonferroni_min,
+    holm,
+    rate_difference_test,
+)
 
 BASE = Protocol(endpoint="e", unit="u", h0="h0", h1="h1", test="t", confirm="c", refute="r",
                 alpha=0.025, beta=0.1, readout="final", frozen="2026-11-25",
@@ -161,6 +166,15 @@ def test_holm_and_benjamini_hochberg_match_their_definitions():
             rejected = {i for i, x in enumerate(p) if x <= ranked[k - 1]} if k else set()
             assert {i for i, x in enumerate(benjamini_hochberg(p)) if x <= q} == rejected
     assert holm([]) == [] and benjamini_hochberg([]) == []
+
+
+def test_bonferroni_min_is_holms_smallest_adjusted_p():
+    """Over the p-values given, the smallest Holm-adjusted p-value is the Bonferroni one; a
+    stated number of tests (some without a reading) counts instead; no tests read 1."""
+    for p in itertools.product((0.001, 0.01, 0.2, 0.6), repeat=3):
+        assert bonferroni_min(p) == pytest.approx(min(holm(list(p))))
+    assert bonferroni_min([0.004], n_tests=3) == pytest.approx(0.012)
+    assert bonferroni_min([]) == 1.0 and bonferroni_min(iter([0.9, 0.8])) == 1.0
 
 
 def test_holm_is_never_below_the_raw_p():

@@ -48,6 +48,7 @@ from attnverify.compare.claims.musat.runs import cell_shape
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
+from attnverify.compare.stats import bonferroni_min
 from attnverify.empirics import RunResult
 
 ALPHA = 0.025
@@ -135,6 +136,13 @@ def tripling_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
     return cells_beyond(doubling_reach, D, layers)
 
 
+def doubling_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
+    """The cells pointer doubling reaches beyond one link per layer (secondary: they tell
+    doubling from one link per layer)."""
+    beyond_doubling = set(tripling_cells(D, layers))
+    return [c for c in separating_cells(D, layers) if c not in beyond_doubling]
+
+
 def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
     """Whether the lens reads, after every layer before the last, the deepest first token one
     link per layer reaches (>= 0.9): the lens is not blind where the claim looks."""
@@ -209,7 +217,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                 f"learning cell is D = {params['deep'][0]} with {params['deep'][1]} layers); "
                 "full trains D = 5 with 4 layers", 0)
         D, layers, _ = cell_shape(params, "control")
-        cells, separating = tripling_cells(D, layers), separating_cells(D, layers)
+        cells, doubling = tripling_cells(D, layers), doubling_cells(D, layers)
         learned = [r for r in learned_with_lens(results) if "lens_second" in r.final]
         if not cells:
             return self._not_testable(
@@ -226,21 +234,20 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             tests = _cell_tests(r, cells, n_test, limit)
             if not tests:
                 continue
-            doubling = _cell_tests(r, [c for c in separating if c not in cells], n_test, limit)
             per_seed.append(SeedReading(
                 seed=r.spec.seed, best=max(a for a, _, _ in tests),
-                p_compose=min(1.0, min(p for _, _, p in tests) * len(cells)),
+                p_compose=bonferroni_min((p for _, _, p in tests), len(cells)),
                 p_no_faster=(max(p for _, p, _ in tests)
                              if at_one_link_pace(r, D, layers) and len(tests) == len(cells)
                              else 1.0),
-                doubles=bool(doubling) and min(1.0, min(p for _, _, p in doubling)
-                                               * len(doubling)) < ALPHA,
+                doubles=bonferroni_min(p for _, _, p in _cell_tests(r, doubling, n_test,
+                                                                    limit)) < ALPHA,
                 reach=reach_per_layer(r, layers)))
         if len(per_seed) < len(learned):
             return self._not_testable(f"{len(learned) - len(per_seed)} learned seed(s) without "
                                       "lens readings in the tested cells", len(learned))
         p_confirm = max(s.p_compose for s in per_seed)
-        p_no_faster = min(1.0, min(s.p_no_faster for s in per_seed) * len(per_seed))
+        p_no_faster = bonferroni_min(s.p_no_faster for s in per_seed)
 
         def cell_list(cs: list[tuple[str, int, int]]) -> str:
             return ", ".join(f"{s} {k} @{layer}" for s, k, layer in cs)
@@ -258,7 +265,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
         doubling_seeds = [s.seed for s in per_seed if s.doubles]
         if doubling_seeds:
             why += (f". Beyond one link per layer within doubling's reach "
-                    f"({cell_list([c for c in separating if c not in cells])}), seeds "
+                    f"({cell_list(doubling)}), seeds "
                     f"{doubling_seeds} read above the limit (secondary)")
         if p_confirm < ALPHA:
             verdict, reason, p = Verdict.CONFIRMED, Reason.DECIDED, p_confirm
@@ -289,5 +296,5 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                                 "tests on the example count, Bonferroni within a seed, "
                                 "intersection-union over seeds", {"limit": limit, "alpha": ALPHA}),
             explanation=why, n_seeds=len(learned),
-            details={"cells": cells, "separating_cells": separating,
+            details={"cells": cells, "separating_cells": separating_cells(D, layers),
                      "seeds": [asdict(s) for s in per_seed]})

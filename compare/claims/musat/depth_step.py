@@ -206,7 +206,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return []
         learn_design, fail_design = self.designs(params)
         hits = [learned(r) for r in at_bound]
-        near = [_near(r, params) for r in past_bound]
+        near = [near_chance(final_query(r), params["K"], params["eval_size"])
+                for r in past_bound]
         if Stop.FUTILITY in (learn_design.decide(hits).stop, fail_design.decide(near).stop):
             return []
         pending = [(self.cells(params)[0], learn_design.pending(hits)),
@@ -314,12 +315,6 @@ def largest_solved(t: int) -> int:
 def _controls_learn(controls: Sequence[list[RunResult]]) -> bool:
     """Every control has runs and learned in at least half of them (the precondition)."""
     return all(learns_in_half(runs) for runs in controls)
-
-
-def _near(result: RunResult, params: dict[str, Any]) -> bool:
-    """Near chance (``runs.near_chance``); a diverged run counts as not near (the claim is
-    then not testable)."""
-    return near_chance(final_query(result), params["K"], params["eval_size"])
 
 
 def _step_untestable(D: int, t: int) -> str:

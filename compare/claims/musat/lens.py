@@ -50,6 +50,7 @@ from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
+from attnverify.compare.stats import bonferroni_min
 from attnverify.empirics import RunResult
 
 if TYPE_CHECKING:
@@ -181,17 +182,16 @@ class TargetAppearsAtBound(ControlCellLensClaim):
         early = [binomial_sides(acc, n_test, limit)[1] for r in learned
                  for layer in range(FIRST_TESTED_LAYER)
                  if np.isfinite(acc := float(r.final["lens_query"][layer]))]
-        p_leak = min(1.0, min(early, default=1.0) * max(len(early), 1))
+        p_leak = bonferroni_min(early)
         cells = [(r.spec.seed, layer, float(r.final["lens_query"][layer]))
                  for r in learned for layer in tested]
         tests = [(seed, layer, acc, *binomial_sides(acc, n_test, limit))
                  for seed, layer, acc in cells if np.isfinite(acc)]
-        p_refute = min(1.0, min((t[4] for t in tests), default=1.0) * max(len(tests), 1))
+        p_refute = bonferroni_min(t[4] for t in tests)
         # the seeds whose lens can be shown to read (the sensitivity preconditions)
-        readable = [r for r in learned if reads_query(r, bound, layers)
-                    and all(reads_statements(r, layer) for layer in tested)]
-        blind = sorted({r.spec.seed for r in learned} - {r.spec.seed for r in readable})
-        kept = {r.spec.seed for r in readable}
+        kept = {r.spec.seed for r in learned if reads_query(r, bound, layers)
+                and all(reads_statements(r, layer) for layer in tested)}
+        blind = sorted({r.spec.seed for r in learned} - kept)
         confirm_tests = [t for t in tests if t[0] in kept]
         first = {r.spec.seed: _first_reading(r.final["lens_query"]) for r in learned}
         why = (f"D = {D}: paper bound {bound} layers, refined (separate query) {refined}; "
@@ -225,16 +225,16 @@ class TargetAppearsAtBound(ControlCellLensClaim):
             verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, None
             why += (f". Left-out seed(s) {high} read the answer at >= 1/K at a tested layer "
                     f"(not significantly enough to refute): no confirmation")
-        elif len(readable) < 2 or len(confirm_tests) < len(readable) * len(tested):
+        elif len(kept) < 2 or len(confirm_tests) < len(kept) * len(tested):
             return self._not_testable(
-                f"{len(readable)} learned seed(s) whose lens can be shown to read, with a "
+                f"{len(kept)} learned seed(s) whose lens can be shown to read, with a "
                 f"reading at every tested layer (2 needed): reading the answer as absent "
                 f"elsewhere says nothing. {why}", len(learned))
         else:
             p = max(t[3] for t in confirm_tests)
             if p < ALPHA:
                 verdict, reason = Verdict.CONFIRMED, Reason.DECIDED
-                why += (f". Every test below the limit in these {len(readable)} trained models: "
+                why += (f". Every test below the limit in these {len(kept)} trained models: "
                         f"largest p = {p:.3g} < {ALPHA}")
             else:
                 verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED

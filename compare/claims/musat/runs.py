@@ -3,6 +3,7 @@ each profile, the cells they train and what the claims read off a run."""
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -98,21 +99,28 @@ def learns_in_half(runs: list[RunResult]) -> bool:
     return bool(runs) and 2 * sum(map(learned, runs)) >= len(runs)
 
 
-def chance_limit(K: int, n: int) -> float:
-    """The largest final query accuracy over ``n`` evaluation examples that is still near
-    chance: not above 1/K at one-sided exact binomial p < ``NEAR_CHANCE_ALPHA``."""
+@cache
+def _chance_count(K: int, n: int) -> int:
+    """The most correct answers of ``n`` that are not above 1/K at one-sided exact binomial
+    p < ``NEAR_CHANCE_ALPHA``."""
     k = int(stats.binom.isf(NEAR_CHANCE_ALPHA, n, 1 / K))
     while stats.binom.sf(k, n, 1 / K) >= NEAR_CHANCE_ALPHA:     # k + 1 correct is not above
         k += 1
     while k > 0 and stats.binom.sf(k - 1, n, 1 / K) < NEAR_CHANCE_ALPHA:  # k correct is above
         k -= 1
-    return k / n
+    return k
+
+
+def chance_limit(K: int, n: int) -> float:
+    """The largest final query accuracy over ``n`` evaluation examples that is still near
+    chance: not above 1/K at one-sided exact binomial p < ``NEAR_CHANCE_ALPHA``."""
+    return _chance_count(K, n) / n
 
 
 def near_chance(accuracy: float, K: int, n: int) -> bool:
     """Near chance (:data:`NEAR_CHANCE_ALPHA`): a finite accuracy over ``n`` examples at most
     :func:`chance_limit`; NaN (a diverged run) is not near chance."""
-    return bool(np.isfinite(accuracy)) and round(accuracy * n) <= round(chance_limit(K, n) * n)
+    return bool(np.isfinite(accuracy)) and round(accuracy * n) <= _chance_count(K, n)
 
 
 def finished(accs: list[float]) -> tuple[list[float], int]:
