@@ -212,6 +212,12 @@ class Claim(ABC):
         """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""
         return []
 
+    def trains_at_some_profile(self) -> bool:
+        """Whether the first stage trains runs at any of the claim's profiles: the report tells
+        a claim that never trains (theory against Monte Carlo, a pretrained model) from one
+        that trains nothing at the profile it shows."""
+        return any(self.specs(self.params(profile)) for profile in self.defaults)
+
     def followup(self, params: dict[str, Any],
                  results: Sequence[RunResult]) -> list[RunSpec]:
         """More runs that depend on the results so far (a protocol in stages, e.g. Snell §5:

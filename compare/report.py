@@ -153,6 +153,7 @@ class Report:
                 "statistic": a.statistic, "tolerance": a.tolerance.to_dict(),
                 "n_seeds": a.n_seeds,
                 "run_keys": o.run_keys, "elapsed_s": round(o.elapsed_s, 3),
+                "trains_at_some_profile": o.claim.trains_at_some_profile(),
                 "figures": figure_paths.get(o.claim.id, []), "explanation": a.explanation,
                 "scale_note": o.scale_note, "params": o.params, "details": a.details,
                 "at_full": self._at_full(o),
@@ -364,7 +365,9 @@ def _seeds_text(record: dict[str, Any]) -> str:
     if record["details"].get("untrained"):
         return "none (its runs would train no step: nothing was run)"
     if record["n_seeds"] == 0 and not record["run_keys"]:
-        return "none (no training: theory against Monte Carlo)"
+        if record.get("trains_at_some_profile"):
+            return "none (nothing trains at this profile: see the reason)"
+        return "none (the claim trains no model)"
     return str(record["n_seeds"])
 
 

@@ -13,7 +13,8 @@ from attnverify.compare.cli import main
 
 CLAIM_FIELDS = {"id": str, "paper": str, "kind": str, "statement": str, "verdict": str,
                 "statistic": str, "tolerance": dict, "n_seeds": int, "run_keys": list,
-                "elapsed_s": float, "figures": list, "empirical": dict}
+                "elapsed_s": float, "trains_at_some_profile": bool, "figures": list,
+                "empirical": dict}
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +152,24 @@ def test_summary_counts_each_kind_apart(report_dir):
     summary = next(line for line in md.splitlines() if line.startswith("- Summary: "))
     assert summary.startswith("- Summary: paper claims: ")
     assert "; derived predictions: " in summary and "; derivation checks: " in summary
+
+
+def test_seeds_line_tells_a_claim_untrained_here_from_one_that_never_trains(report_dir):
+    """A claim that trains only at full shows no seeds at smoke; the report must not call it
+    theory checked against Monte Carlo."""
+    md = (report_dir / "report.md").read_text()
+    doc = {c["id"]: c for c in json.loads((report_dir / "report.json").read_text())["claims"]}
+
+    def seeds_line(claim_id: str) -> str:
+        section = md[md.index(f"## {claim_id}\n"):]
+        return next(line for line in section.splitlines() if line.startswith("- Seeds:"))
+
+    assert doc["musat.target_appears_at_bound"]["trains_at_some_profile"]  # at full only
+    assert doc["musat.target_appears_at_bound"]["run_keys"] == []
+    assert "nothing trains at this profile" in seeds_line("musat.target_appears_at_bound")
+    assert not doc["bao.score_moments"]["trains_at_some_profile"]
+    assert "the claim trains no model" in seeds_line("bao.score_moments")
+    assert doc["snell.subset_learned_every_seed"]["trains_at_some_profile"]
+    trained = doc["snell.subset_learned_every_seed"]["n_seeds"]
+    assert trained > 0
+    assert seeds_line("snell.subset_learned_every_seed").startswith(f"- Seeds: {trained};")
