@@ -27,6 +27,7 @@ from collections.abc import Sequence
 import torch
 from tqdm.auto import tqdm
 
+from attnverify.empirics.checkpoint import CheckpointDir
 from attnverify.empirics.progress import ProgressLines, is_terminal
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import DEVICES, RunSpec
@@ -146,8 +147,8 @@ class Executor(ABC):
         missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
             # disable=None: the bar on a terminal, a line a minute in logs; progress=False: none
-            with _CostBar(missing, labels, desc,
-                          disable=None if self.progress else True) as bar:
+            with _CostBar(missing, labels, desc, disable=None if self.progress else True,
+                          checkpoints=self.store.checkpoints) as bar:
                 found.update(self._compute(missing, bar))
             self.computed.update(spec.key() for spec in missing)
         return [found[spec.key()] for spec in specs]  # type: ignore[misc]
@@ -210,24 +211,50 @@ def unit_label(unit: Sequence[RunSpec]) -> str:
     return f"run {unit[0].key()} ({unit[0].label()}){others}"
 
 
+CHECKPOINTS_LISTED = 4
+"""How many runs in training a progress line names with their checkpointed step."""
+
+
 class _CostBar:
     """A tqdm bar in percent of the batch's estimated cost, with 'k/n runs' and the label of the
     last finished run as its postfix. ``disable=None`` (progress on, the bar where stderr is a
     terminal) prints a plain line about every minute instead where stderr is not a terminal
-    (:mod:`empirics.progress`): a batch job's log shows the sweep advancing."""
+    (:mod:`empirics.progress`): a batch job's log shows the sweep advancing, and with
+    ``checkpoints`` how far the runs still training have got by their last checkpoints
+    (a run of hours would otherwise show 0% until it ends)."""
 
     def __init__(self, specs: Sequence[RunSpec], labels: dict[str, str], desc: str,
-                 disable: bool | None) -> None:
+                 disable: bool | None, checkpoints: CheckpointDir | None = None) -> None:
         self.total_cost = sum(s.time_estimate() for s in specs) or 1.0
         self.n, self.finished, self.percent = len(specs), 0, 0.0
         self.labels = labels
-        self.lines = (ProgressLines(self.n, desc)
+        self.checkpoints = checkpoints
+        self.training = {spec.key(): spec for spec in specs}
+        """The runs not finished yet (read by the progress thread: replaced, never mutated)."""
+        self.lines = (ProgressLines(self.n, desc, partial=self.checkpointed)
                       if disable is None and not is_terminal(sys.stderr) else None)
         self.bar = tqdm(total=100.0, desc=desc, disable=disable, leave=False,
                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} "
                                    "[{elapsed}<{remaining}]")
 
+    def checkpointed(self) -> tuple[float, str]:
+        """The percent of the cost that the unfinished runs' checkpoints stand for, and
+        "checkpoints: seed 3 at step 1200/24000, ..." (the first few; a count beyond them)."""
+        training = self.training
+        if self.checkpoints is None or not training:
+            return 0.0, ""
+        saved = self.checkpoints.by_run()
+        reached = [(spec, saved[key]) for key, spec in training.items() if key in saved]
+        percent = sum(100.0 * spec.time_estimate() * min(info.fraction_done, 1.0)
+                      for spec, info in reached) / self.total_cost
+        shown = [f"seed {spec.seed} at step {info.step}/{info.steps}"
+                 for spec, info in reached[:CHECKPOINTS_LISTED]]
+        if len(reached) > CHECKPOINTS_LISTED:
+            shown.append(f"{len(reached) - CHECKPOINTS_LISTED} more")
+        return percent, f"checkpoints: {', '.join(shown)}" if shown else ""
+
     def done(self, spec: RunSpec) -> None:
+        self.training = {k: s for k, s in self.training.items() if k != spec.key()}
         self.finished += 1
         label = self.labels.get(spec.key(), spec.task.kind)
         self.bar.set_postfix_str(f"{self.finished}/{self.n} runs, last: {label} "

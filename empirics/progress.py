@@ -5,7 +5,8 @@ stderr is not a terminal; a sweep of hours would then say nothing until it ends.
 :class:`ProgressLines` prints "runs: 3/40 runs done, 12% of the estimated cost, elapsed 4m05s"
 every ``interval_s`` seconds from a background thread (so a long run in progress still shows the
 sweep is alive), and one last line when a batch that printed any ends (a batch shorter than the
-interval prints nothing, as before).
+interval prints nothing, as before). Where runs of hours save checkpoints, ``partial`` adds
+what those say: the share of the cost their saved steps stand for, and how far each got.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import contextlib
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 LINE_INTERVAL_S = 60.0
@@ -42,11 +44,15 @@ class ProgressLines:
     """Prints the batch's progress as one line every ``interval_s`` seconds on ``stream``.
 
     :meth:`update` records what is done (cheap, no output); a daemon thread prints; :meth:`close`
-    stops it and prints the final line when any was printed before."""
+    stops it and prints the final line when any was printed before. ``partial``, called for each
+    line, returns the percent of the cost that runs still training have done and a text saying
+    so (empty: nothing to add)."""
 
     def __init__(self, n: int, desc: str, stream: TextIO | None = None,
-                 interval_s: float | None = None) -> None:
+                 interval_s: float | None = None,
+                 partial: Callable[[], tuple[float, str]] | None = None) -> None:
         self.n, self.desc = n, desc
+        self.partial = partial
         self.interval_s = LINE_INTERVAL_S if interval_s is None else interval_s
         self.stream = stream if stream is not None else sys.stderr
         self.finished, self.percent = 0, 0.0
@@ -64,10 +70,12 @@ class ProgressLines:
     def line(self) -> str:
         with self._lock:
             finished, percent = self.finished, self.percent
+        extra, note = self.partial() if self.partial is not None else (0.0, "")
         # the cost is an estimate: never claim 100% while runs remain
-        shown = min(percent, 100.0 if finished >= self.n else 99.0)
-        return (f"{self.desc}: {finished}/{self.n} runs done, {shown:.0f}% of the estimated "
+        shown = min(percent + extra, 100.0 if finished >= self.n else 99.0)
+        text = (f"{self.desc}: {finished}/{self.n} runs done, {shown:.0f}% of the estimated "
                 f"cost, elapsed {elapsed_text(time.monotonic() - self.start)}")
+        return f"{text}; {note}" if note else text
 
     def _print(self) -> None:
         self.printed += 1

@@ -3,6 +3,7 @@ minute on stderr, and the tqdm bar unchanged on a terminal."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import time
 
@@ -91,3 +92,43 @@ def test_the_line_never_says_100_percent_while_runs_remain():
     lines.update(10, 100.0)
     assert "10/10 runs done, 100% of the estimated cost" in lines.line()
     lines.close()
+
+
+def test_lines_count_what_the_runs_in_training_have_checkpointed(tmp_path):
+    """A run of hours shows how far it got by its last checkpoint, in the percent and by name;
+    a finished run's checkpoint no longer counts."""
+    from attnverify.empirics import executor
+    from attnverify.empirics.checkpoint import CheckpointDir
+
+    batch = _specs()
+    checkpoints = CheckpointDir(tmp_path)
+    checkpoints.save([batch[1].key()], False, step=4, steps=8, elapsed_s=1.0, state={})
+    with executor._CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
+        percent, note = bar.checkpointed()
+        half_of_one = 50.0 * batch[1].time_estimate() / bar.total_cost
+        assert percent == pytest.approx(half_of_one) and percent > 0
+        assert note == "checkpoints: seed 1 at step 4/8"
+        bar.done(batch[1])
+        assert bar.checkpointed() == (0.0, "")
+    stream = io.StringIO()
+    lines = ProgressLines(2, "training", stream=stream, interval_s=60,
+                          partial=lambda: (30.0, "checkpoints: seed 1 at step 4/8"))
+    lines.update(1, 40.0)
+    assert lines.line().startswith("training: 1/2 runs done, 70% of the estimated cost")
+    assert lines.line().endswith("; checkpoints: seed 1 at step 4/8")
+    lines.close()
+
+
+def test_lines_name_a_few_checkpointed_runs_and_count_the_rest(tmp_path):
+    from attnverify.empirics import executor
+    from attnverify.empirics.checkpoint import CheckpointDir
+
+    batch = [dataclasses.replace(_specs()[0], seed=s) for s in range(7)]
+    checkpoints = CheckpointDir(tmp_path)
+    for spec in batch:
+        checkpoints.save([spec.key()], False, step=2, steps=8, elapsed_s=1.0, state={})
+    with executor._CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
+        percent, note = bar.checkpointed()
+    assert percent == pytest.approx(25.0)
+    assert note.count("at step 2/8") == executor.CHECKPOINTS_LISTED
+    assert note.endswith(f", {7 - executor.CHECKPOINTS_LISTED} more")
