@@ -84,6 +84,26 @@ def test_the_bonferroni_factor_counts_every_cell_beyond_doubling():
     assert a.verdict is Verdict.CONFIRMED, a.explanation
 
 
+def test_the_doubling_flag_counts_every_doubling_cell_read_or_not():
+    """The secondary flag's Bonferroni factor is the number of doubling cells, also when the
+    lens has no reading in some of them: an unread cell must not lend its alpha."""
+    claim = HeadsComposeSubchains()
+    params = claim.params("full")
+    n, acc = 512, 0.29
+    p_one = binomial_sides(acc, n, 0.25)[1]
+    assert p_one < 0.025 < 2 * p_one           # the case this test is about
+    runs = [lens_run(s, 1.0, {**COMPOSES, ("first", 4, 3): acc})
+            for s in claim.specs(params)]
+    for r in runs:
+        r.final["lens_second"][3, 3] = np.nan       # the other doubling cell unread
+    a = claim.assess(params, runs)
+    assert [s["doubles"] for s in a.details["seeds"]] == [False] * 5, a.explanation
+    for r in runs:
+        r.final["lens_first"][3, 4] = 0.32
+    a = claim.assess(params, runs)
+    assert [s["doubles"] for s in a.details["seeds"]] == [True] * 5, a.explanation
+
+
 def test_a_refutation_reports_its_own_p_value():
     a = assess([COMPOSES] * 4 + [ONE_LINK])
     assert a.verdict is Verdict.REFUTED and a.p_value < 0.025

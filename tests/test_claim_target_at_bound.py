@@ -9,6 +9,7 @@ import torch
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.musat import TargetAppearsAtBound
+from attnverify.compare.claims.musat.lens import binomial_sides
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
@@ -112,6 +113,25 @@ def test_readings_near_the_limit(layer2, verdict):
     assert a.verdict is verdict, a.explanation
     if verdict is Verdict.REFUTED:      # the p-value reported is the refutation's
         assert a.p_value == pytest.approx(min(t["p_above"] for t in a.details["tests"]) * 5)
+
+
+def test_the_leak_test_counts_every_early_pair_read_or_not():
+    """A pair without a reading still counts in the factor of the leak test (seeds x layers 0
+    and 1), as in the refutation's (seeds x tested layers): missing readings lend no alpha."""
+    early = 0.295                           # above 1/K at p between 0.025/10 and 0.025/2
+    p_one = binomial_sides(early, 512, 0.25)[1]
+    assert 0.025 / 10 < p_one < 0.025 / 2
+    rows = [[0.02, early, 0.02, 1.0, 1.0]] + [[np.nan, np.nan, 0.02, 1.0, 1.0]] * 4
+    a = assess(rows)
+    assert "leaks" not in a.explanation, a.explanation
+
+
+def test_the_refutation_counts_every_tested_pair_read_or_not():
+    mid = 0.295                                     # above 1/K at p between 0.025/5 and 0.025
+    p_mid = binomial_sides(mid, 512, 0.25)[1]
+    assert 0.025 / 5 < p_mid < 0.025
+    rows = [[0.02, 0.02, mid, 1.0, 1.0]] + [[0.02, 0.02, np.nan, 1.0, 1.0]] * 4
+    assert assess(rows).verdict is not Verdict.REFUTED
 
 
 def test_an_unread_lens_is_not_testable():

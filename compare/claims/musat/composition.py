@@ -90,7 +90,7 @@ COMPOSE_PROTOCOL = Protocol(
                   "that learned the query"),
     secondary=("each seed's reach per layer (the deepest depth read at >= 0.9, per slot)",
                "the cells doubling reaches beyond one link per layer, per seed (composition "
-               "at least as fast as doubling)",
+               "at least as fast as doubling; Bonferroni over every such cell, read or not)",
                "the lens table of the first learned seed (figure)"),
     seeds=SEEDS,
     weaknesses=("the one-link, doubling and game reaches are derived here from the interval "
@@ -193,7 +193,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
     id = "musat.heads_compose_subchains"
     kind = ClaimKind.PAPER
     protocol = COMPOSE_PROTOCOL
-    code_version = 2
+    code_version = 3
     statement = ("The learned circuit composes sub-chains as the interval game does (reach "
                  "roughly triples per layer) rather than advancing one link per layer: before "
                  "the last layer, the statement tokens' roots appear in the residual stream "
@@ -240,8 +240,9 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                 p_no_faster=(max(p for _, p, _ in tests)
                              if at_one_link_pace(r, D, layers) and len(tests) == len(cells)
                              else 1.0),
-                doubles=bonferroni_min(p for _, _, p in _cell_tests(r, doubling, n_test,
-                                                                    limit)) < ALPHA,
+                doubles=bonferroni_min((p for _, _, p in _cell_tests(r, doubling, n_test,
+                                                                     limit)),
+                                       len(doubling)) < ALPHA,
                 reach=reach_per_layer(r, layers)))
         if len(per_seed) < len(learned):
             return self._not_testable(f"{len(learned) - len(per_seed)} learned seed(s) without "

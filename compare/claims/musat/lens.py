@@ -148,7 +148,7 @@ class TargetAppearsAtBound(ControlCellLensClaim):
     id = "musat.target_appears_at_bound"
     kind = ClaimKind.PAPER
     protocol = LENS_PROTOCOL
-    code_version = 3
+    code_version = 4
     statement = ("In trained models the answer appears in the query's residual stream only "
                  "from the layer the bound predicts on: a linear lens reads it below 1/K after "
                  "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
@@ -182,12 +182,13 @@ class TargetAppearsAtBound(ControlCellLensClaim):
         early = [binomial_sides(acc, n_test, limit)[1] for r in learned
                  for layer in range(FIRST_TESTED_LAYER)
                  if np.isfinite(acc := float(r.final["lens_query"][layer]))]
-        p_leak = bonferroni_min(early)
+        # every (seed, layer) pair counts in the factor, a pair without a reading too
+        p_leak = bonferroni_min(early, len(learned) * FIRST_TESTED_LAYER)
         cells = [(r.spec.seed, layer, float(r.final["lens_query"][layer]))
                  for r in learned for layer in tested]
         tests = [(seed, layer, acc, *binomial_sides(acc, n_test, limit))
                  for seed, layer, acc in cells if np.isfinite(acc)]
-        p_refute = bonferroni_min(t[4] for t in tests)
+        p_refute = bonferroni_min((t[4] for t in tests), len(cells))
         # the seeds whose lens can be shown to read (the sensitivity preconditions)
         kept = {r.spec.seed for r in learned if reads_query(r, bound, layers)
                 and all(reads_statements(r, layer) for layer in tested)}
