@@ -123,6 +123,13 @@ def test_a_seed_with_unread_cells_beyond_doubling_does_not_refute():
     assert a.details["seeds"][-1]["p_no_faster"] == 1.0
 
 
+def test_an_undecided_verdict_names_the_seeds_whose_lens_misses_the_one_link_cells():
+    late = {("first", 2, 2): 1.0, ("first", 3, 3): 1.0}   # nothing read after layer 1
+    a = assess([late] * 5)
+    assert a.verdict is Verdict.INCONCLUSIVE, a.explanation
+    assert "does not after layer(s) 1 in seed 200; 1 in seed 201" in a.explanation
+
+
 def test_the_reach_per_layer_is_reported():
     a = assess([DOUBLES] * 5)
     assert "first / second tokens, after layers 1..3" in a.explanation

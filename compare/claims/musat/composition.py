@@ -143,12 +143,18 @@ def doubling_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
     return [c for c in separating_cells(D, layers) if c not in beyond_doubling]
 
 
+def one_link_misses(result: RunResult, D: int, layers: int) -> list[int]:
+    """The layers before the last after which the lens does not read (>= 0.9) the deepest
+    first token one link per layer reaches."""
+    first = result.final["lens_first"]
+    return [layer for layer in range(1, layers)
+            if not first[layer, min(one_link_reach(layer, False), D)] >= LEARNED]
+
+
 def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
     """Whether the lens reads, after every layer before the last, the deepest first token one
     link per layer reaches (>= 0.9): the lens is not blind where the claim looks."""
-    first = result.final["lens_first"]
-    return all(first[layer, min(one_link_reach(layer, False), D)] >= LEARNED
-               for layer in range(1, layers))
+    return not one_link_misses(result, D, layers)
 
 
 @dataclass(frozen=True)
@@ -193,7 +199,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
     id = "musat.heads_compose_subchains"
     kind = ClaimKind.PAPER
     protocol = COMPOSE_PROTOCOL
-    code_version = 3
+    code_version = 4
     statement = ("The learned circuit composes sub-chains as the interval game does (reach "
                  "roughly triples per layer) rather than advancing one link per layer: before "
                  "the last layer, the statement tokens' roots appear in the residual stream "
@@ -284,6 +290,13 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, p_confirm
             why += (f". Neither side decides (largest p to confirm {p_confirm:.3g}, to refute "
                     f"{p_no_faster:.3g})")
+            misses = {r.spec.seed: m for r in learned if (m := one_link_misses(r, D, layers))}
+            if misses:
+                why += ("; a refuting seed's lens must read the first token one link per layer "
+                        "reaches after every layer before the last, and here it does not after "
+                        "layer(s) " + "; ".join(
+                            f"{', '.join(map(str, m))} in seed {seed}"
+                            for seed, m in misses.items()))
         return Assessment(
             verdict=verdict, reason=reason, p_value=p,
             theory=f"reads above 1/K = {limit:.2f} where pointer doubling cannot",
