@@ -145,16 +145,11 @@ def doubling_cells(D: int, layers: int) -> list[tuple[str, int, int]]:
 
 def one_link_misses(result: RunResult, D: int, layers: int) -> list[int]:
     """The layers before the last after which the lens does not read (>= 0.9) the deepest
-    first token one link per layer reaches."""
+    first token one link per layer reaches; none: the lens is not blind where the claim
+    looks (a refuting seed needs that)."""
     first = result.final["lens_first"]
     return [layer for layer in range(1, layers)
             if not first[layer, min(one_link_reach(layer, False), D)] >= LEARNED]
-
-
-def at_one_link_pace(result: RunResult, D: int, layers: int) -> bool:
-    """Whether the lens reads, after every layer before the last, the deepest first token one
-    link per layer reaches (>= 0.9): the lens is not blind where the claim looks."""
-    return not one_link_misses(result, D, layers)
 
 
 @dataclass(frozen=True)
@@ -235,6 +230,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                                       f"query at D = {D} (2 needed)", len(learned))
         limit = 1 / params["K"]
         n_test = params["eval_size"] - params["eval_size"] // 2
+        misses = {r.spec.seed: one_link_misses(r, D, layers) for r in learned}
         per_seed = []
         for r in learned:
             tests = _cell_tests(r, cells, n_test, limit)
@@ -244,7 +240,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
                 seed=r.spec.seed, best=max(a for a, _, _ in tests),
                 p_compose=bonferroni_min((p for _, _, p in tests), len(cells)),
                 p_no_faster=(max(p for _, p, _ in tests)
-                             if at_one_link_pace(r, D, layers) and len(tests) == len(cells)
+                             if not misses[r.spec.seed] and len(tests) == len(cells)
                              else 1.0),
                 doubles=bonferroni_min((p for _, _, p in _cell_tests(r, doubling, n_test,
                                                                      limit)),
@@ -290,13 +286,12 @@ class HeadsComposeSubchains(ControlCellLensClaim):
             verdict, reason, p = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED, p_confirm
             why += (f". Neither side decides (largest p to confirm {p_confirm:.3g}, to refute "
                     f"{p_no_faster:.3g})")
-            misses = {r.spec.seed: m for r in learned if (m := one_link_misses(r, D, layers))}
-            if misses:
+            if blind := {seed: m for seed, m in misses.items() if m}:
                 why += ("; a refuting seed's lens must read the first token one link per layer "
                         "reaches after every layer before the last, and here it does not after "
                         "layer(s) " + "; ".join(
                             f"{', '.join(map(str, m))} in seed {seed}"
-                            for seed, m in misses.items()))
+                            for seed, m in blind.items()))
         return Assessment(
             verdict=verdict, reason=reason, p_value=p,
             theory=f"reads above 1/K = {limit:.2f} where pointer doubling cannot",
