@@ -98,6 +98,19 @@ def test_controls_that_learn_too_little_make_it_not_testable(controls):
     assert counts == [0, 0] and "the step cells were not trained" in a.explanation
 
 
+def test_no_step_cell_shares_a_seed_with_a_control():
+    """A control and a step cell at one D with one seed would share their data and first
+    layers; the gate picks controls that learn, which would favour the at-bound cell."""
+    claim = DepthStepAtRefinedBound()
+    params = claim.params("full")
+    controls = claim.specs(params)
+    results = [fake(s, LEARNS) for s in controls]
+    step = claim.followup(params, results)
+    assert {s.seed for s in controls} == {200, 201, 202}
+    assert sorted({s.seed for s in step}) == list(range(203, 209))
+    assert len(step) == 12
+
+
 def test_a_diverged_run_past_the_bound_makes_it_not_testable():
     a, _ = staged([LEARNS] * 12, [CHANCE] * 11 + [np.nan])
     assert a.reason is Reason.NOT_TESTABLE and "diverged" in a.explanation

@@ -19,7 +19,12 @@ from attnverify.compare.claims.musat import (
     SufficientDepthLearns,
 )
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
-from attnverify.compare.claims.musat.runs import NO_GRID, chance_limit, near_chance
+from attnverify.compare.claims.musat.runs import (
+    NO_GRID,
+    allowed_depths,
+    chance_limit,
+    near_chance,
+)
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
@@ -65,10 +70,12 @@ TESTABLE_SHALLOW = {"shallow": (5, 2, 4), "control": (5, 4, 4), "shallow_looks":
 """D = 5 needs 3 layers: 2 are one below; the control has the refined bound + 1."""
 
 
-def run_shallow_stages(claim, params, shallow, control):
+def run_shallow_stages(claim, params, shallow, control, depths=None):
     """Train the claim's stages on constructed runs: the first stage's final query accuracies
     (deep cells learn, query-only ones not, the control as given), then each followup's
-    shallow seeds from ``shallow`` in seed order; returns every result and the stage sizes."""
+    shallow seeds from ``shallow`` in seed order, each with final statement accuracies
+    ``depths[i]`` at depths 0, 1, 2 (all learned where not given); returns every result and
+    the stage sizes."""
     def acc(spec, i):
         D, layers = spec.task.D, spec.model.layers
         if (D, layers, spec.task.distractors) == tuple(params["control"]):
@@ -79,7 +86,10 @@ def run_shallow_stages(claim, params, shallow, control):
     sizes = [len(first)]
     while more := claim.followup(params, results):
         assert {(s.task.D, s.model.layers, s.task.ic) for s in more} == {(5, 2, True)}
-        results += [fake(s, [0.0, 0.1, shallow[s.seed - DECISION_SEEDS]]) for s in more]
+        finals = [depths[s.seed - DECISION_SEEDS] if depths else (1.0, 1.0, 1.0) for s in more]
+        results += [fake(s, [0.0, 0.1, shallow[s.seed - DECISION_SEEDS]],
+                         depths=[[0.0, 0.5, d] for d in final])
+                    for s, final in zip(more, finals, strict=True)]
         sizes.append(len(more))
     return results, sizes
 
@@ -106,6 +116,42 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
     if reason is Reason.NOT_TESTABLE:
         assert "the shallow cell was not trained" in a.explanation
+
+
+@pytest.mark.parametrize(("depths", "verdict", "reason", "stages"), [
+    # the allowed depths 1 and 2 learned in 4 of 8: the gate passes, the near-chance count
+    # decides
+    ([(1.0, 1.0, 1.0)] * 4 + [(1.0, 1.0, 0.5)] * 4, Verdict.CONFIRMED, Reason.DECIDED, [8]),
+    # in 3 of 8 (depth 2 at 0.85 or depth 1 at 0.5 in the others): a model that learned
+    # nothing is near chance whatever the bound, so not testable, and no second look
+    ([(1.0, 1.0, 1.0)] * 3 + [(1.0, 1.0, 0.85)] * 4 + [(1.0, 0.5, 1.0)], Verdict.INCONCLUSIVE,
+     Reason.NOT_TESTABLE, [8]),
+    # depth 0 is not one of the allowed depths that are checked
+    ([(0.0, 1.0, 1.0)] * 8, Verdict.CONFIRMED, Reason.DECIDED, [8]),
+])
+def test_shallow_rule_needs_the_shallow_cell_to_learn_its_allowed_depths(depths, verdict,
+                                                                        reason, stages):
+    claim = ShallowModelsFail()
+    params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
+    results, sizes = run_shallow_stages(claim, params, [0.25] * 12, [1.0, 1.0], depths)
+    a = claim.assess(params, results)
+    assert (a.verdict, a.reason, sizes[1:]) == (verdict, reason, stages), a.explanation
+    trained = sum(all(d >= 0.9 for d in final[1:]) for final in depths)
+    assert f"{trained} of 8 learned the statement depths 1 to 2" in a.explanation
+    if reason is Reason.NOT_TESTABLE:
+        assert "learns nothing at this budget" in a.explanation
+    else:
+        assert "stay near chance on the query where they learn the shallower" in a.explanation
+
+
+def test_allowed_depths_follow_both_bounds():
+    """Depth k at the chain's end needs 3^t >= 2k (the paper's) and 3^t >= 4k - 1 (refined)."""
+    for layers in range(1, 5):
+        for k in allowed_depths(layers, 60):
+            assert 3 ** layers >= 4 * k - 1 and 3 ** layers >= 2 * k
+        k = max(allowed_depths(layers, 60)) + 1
+        assert 3 ** layers < 4 * k - 1
+    assert allowed_depths(2, 5) == (1, 2) and allowed_depths(3, 5) == (1, 2, 3, 4, 5)
 
 
 @pytest.mark.parametrize(("accuracy", "verdict"), [(0.27, Verdict.CONFIRMED),

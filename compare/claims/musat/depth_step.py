@@ -89,7 +89,8 @@ STEP_PROTOCOL = Protocol(
     test=("two group-sequential exact binomial designs (those of musat.sufficient_depth_learns "
           "and musat.shallow_models_fail), looks at 6 and 12 seeds per step cell at full, "
           "O'Brien-Fleming-type spending, binding futility; an intersection-union test: the "
-          "larger of the two stage-wise p-values"),
+          "larger of the two stage-wise p-values; the step cells' seeds follow the "
+          "controls' (at full 203 on), so no step cell shares a seed with a control"),
     confirm=("both counts reach their efficacy boundary (at full: not at 6 seeds; 10 of 12 "
              "each)"),
     refute=("either count falls to its futility boundary (at most 3 of 6 or 8 of 12 learned; "
@@ -132,12 +133,15 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     controls, and a cell's second block trained even when the other cell had refuted; and
     'near chance' went from at most 1/K + 0.1 to not above 1/K, ``runs.near_chance``). Not
     testable where a control with one layer more than the refined bound does not learn in half
-    of its seeds, and at quick, which trains nothing."""
+    of its seeds, and at quick, which trains nothing. The step cells' seeds follow the
+    controls' (changed on 2026-11-27, before any run of these cells: they began at the same
+    seed, so a control and a step cell at one D shared their data and first layers, and the
+    gate, which picks controls that learn, favoured the at-bound cell's 'learned')."""
 
     id = "musat.depth_step_at_refined_bound"
     kind = ClaimKind.DERIVED
     protocol = STEP_PROTOCOL
-    code_version = 3
+    code_version = 4
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
                  "derived here), trained models with t layers learn the query at the largest D "
                  "they can solve and stay near chance one hop further: one step of the "
@@ -212,7 +216,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return []
         pending = [(self.cells(params)[0], learn_design.pending(hits)),
                    (self.cells(params)[1], fail_design.pending(near))]
-        return [retrieval_spec(params, cell, True, DECISION_SEEDS + i)
+        first = step_seed(params)
+        return [retrieval_spec(params, cell, True, first + i)
                 for cell, seeds in pending for i in seeds]
 
     def by_cell(self, params: dict[str, Any],
@@ -304,6 +309,13 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         plan = [(cell, True, len(runs)) for cell, runs in zip(self.cells(params), groups,
                                                               strict=True)]
         return {"depth_step": depth_heatmap(params, plan, groups, refined=True)}
+
+
+def step_seed(params: dict[str, Any]) -> int:
+    """The step cells' first seed: after the controls' (``DECISION_SEEDS`` on), since a control
+    and a step cell at one D with one seed share the data stream and the first layers'
+    initialisation, and the gate picks controls that learn."""
+    return DECISION_SEEDS + params["control_seeds"]
 
 
 def largest_solved(t: int) -> int:

@@ -65,7 +65,11 @@ SHALLOW_PROTOCOL = Protocol(
                   "under any mechanism, so its failure says nothing about depth), fewer than "
                   "min_layers(D), and a control with the refined bound + 1 layers at the same "
                   "D, distractors and budget learns (final query >= 0.9) in at least half of "
-                  "its seeds"),
+                  "its seeds; and the shallow cell learns the statement depths its layers "
+                  "allow under both bounds (depths 1 and 2 for 2 layers, final accuracy >= "
+                  "0.9 at each) in at least half of its seeds, so that near chance is not "
+                  "merely a model that learned nothing (judged at each look on the look's "
+                  "seeds)"),
     secondary=("the mean final query accuracy of the shallow and control cells",
                "the deep and query-only cells (heat map only)",
                "for one layer, the value-slot level 1/(K D + distractors) (derived here)"),
@@ -78,7 +82,13 @@ SHALLOW_PROTOCOL = Protocol(
                 "bound at 5 of 5 is 0.48), so where the budget rather than the depth makes "
                 "the shallow cell fail, the gate passes 32% of the time at a control rate of "
                 "0.4 and the confirmation then says 'fails at this budget'", BUDGET,
-                "at quick the shallow cell is one layer at D = 2: not testable there"))
+                "at quick the shallow cell is one layer at D = 2: not testable there",
+                "one cell (D = 5, 2 layers, 8 distractors at full): a confirmation says that "
+                "these models stay near chance, not where the bound steps",
+                "the shallow cell shares its first seeds (data stream, first layers' "
+                "initialisation) with its control, and the gate selects budgets where the "
+                "control learns: if anything this makes the shallow seeds likelier to learn, "
+                "against a confirmation"))
 
 
 SUFFICIENT_PROTOCOL = Protocol(

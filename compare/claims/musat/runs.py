@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED, NEAR_CHANCE_ALPHA
 from attnverify.empirics import Adam, RunResult, RunSpec
 from attnverify.empirics.retrieval import RetrievalTask
@@ -91,6 +92,26 @@ def final_query(result: RunResult) -> float:
 def learned(result: RunResult) -> bool:
     """The run learned the query (final accuracy >= 0.9); a diverged run did not."""
     return not result.diverged and final_query(result) >= LEARNED
+
+
+def allowed_depths(layers: int, D: int) -> tuple[int, ...]:
+    """The statement depths k = 1..D whose root ``layers`` layers can bring to the statement's
+    own position under both bounds: the paper's (3^t >= 2k) and the refined one for an
+    answer at the end of the chain (3^t >= 4k - 1, docs/derivations.md#information-flow-game-
+    and-refined-bound; derived here, not in the paper). Two layers allow depths 1 and 2."""
+    return tuple(k for k in range(1, D + 1)
+                 if max(theory.musat.min_layers_value(k),
+                        theory.musat.min_layers_refined_value(k, separate_query=False)) <= layers)
+
+
+def learned_depths(result: RunResult, depths: tuple[int, ...]) -> bool:
+    """The run ends with every statement depth of ``depths`` learned (final ``acc_depth{k}``
+    >= 0.9); a diverged run, or one without those metrics, did not."""
+    if result.diverged or not depths:
+        return False
+    names = [f"acc_depth{k}" for k in depths]
+    return all(name in result.metrics and float(result.metric(name)[-1]) >= LEARNED
+               for name in names)
 
 
 def learns_in_half(runs: list[RunResult]) -> bool:

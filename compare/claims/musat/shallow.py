@@ -15,6 +15,7 @@ from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
     DECISION_SEEDS,
+    LEARNED,
     NEAR_CHANCE_ALPHA,
     SHALLOW_DESIGN,
     SHALLOW_PROTOCOL,
@@ -23,12 +24,14 @@ from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, dive
 from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     Cell,
+    allowed_depths,
     cell_shape,
     chance_limit,
     final_query,
     finished,
     grid_cells,
     learned,
+    learned_depths,
     learns_in_half,
     near_chance,
     retrieval_spec,
@@ -55,7 +58,10 @@ class ShallowModelsFail(RetrievalClaim):
     at most half of the seeds; H1: in 95%). Testable only where the shallow cell has at least
     2 layers (one layer fails for a reason that has nothing to do with depth: see below) and a
     control with the refined bound + 1 layers, at the same D, distractors and budget, learns
-    in at least half of its seeds (else failing says nothing about depth). At quick the
+    in at least half of its seeds (else failing says nothing about depth), and the shallow
+    cell itself learns the statement depths its layers allow under both bounds (1 and 2 for 2
+    layers: ``runs.allowed_depths``) in at least half of its seeds (else it learned nothing,
+    and a model that learns nothing stays near chance whatever the bound). At quick the
     shallow cell is one layer at D = 2 and the claim is not testable there; full trains D = 5
     with 2 layers (D = 5 needs 3) and its 4-layer control.
 
@@ -70,8 +76,13 @@ class ShallowModelsFail(RetrievalClaim):
     before any run of the full shallow cell or its control: one look at 8 seeds (confirming
     with probability 0.66 at a 95% rate) became looks at 8 and 12 (0.98), trained after the
     control; and, the same day, 'near chance' went from at most 1/K + 0.1 to not above 1/K
-    (a seed at 0.30 of 1024 examples is above 1/K, which Theorem 1 does not allow below the
-    bound, yet counted as support).
+    (a seed at 0.30 of 1024 examples is above 1/K, which the information-flow argument of
+    Theorem 1 does not allow below the bound, yet counted as support). Changed on 2026-11-27
+    again, while the shallow cell's first look trained and before any of its runs was read:
+    the shallow cell must learn its allowed statement depths in half of its seeds (a review
+    found that a confirmation could otherwise come from 2-layer models that learn nothing at
+    this budget; quick's calibration cell at the bound, D = 2 with 2 layers, learned nothing
+    in 4000 steps).
 
     Why one layer scores below 1/K (derived here, not in the paper; the verdict does not use
     it): 1/K is the accuracy of a model that knows the K roots but not which chain is asked.
@@ -89,7 +100,7 @@ class ShallowModelsFail(RetrievalClaim):
     id = "musat.shallow_models_fail"
     kind = ClaimKind.PAPER
     protocol = SHALLOW_PROTOCOL
-    code_version = 4
+    code_version = 5
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
@@ -211,6 +222,9 @@ class ShallowModelsFail(RetrievalClaim):
                f"accuracy "
                f"{np.mean(accs) if accs else float('nan'):.3f}" + _value_slot_note(params)
                + diverged_note(diverged))
+        if layers >= 2 and groups[0]:
+            why += (f"; {sum(shallow_trained(params, groups[0]))} of {len(groups[0])} learned "
+                    f"the statement {depth_text(params)}")
         untestable = self._untestable(params, groups)
         if untestable:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
@@ -227,6 +241,11 @@ class ShallowModelsFail(RetrievalClaim):
         else:
             verdict, reason = sequential_verdict(result.stop)
             why += f"; {design.look_text(result)}"
+            if verdict is Verdict.CONFIRMED:
+                why += (f". What this shows: at D = {D}, {layers} layers stay near chance on the "
+                        f"query where they learn the shallower statements and where the control "
+                        f"learns the query at this budget; one cell, so not where the bound "
+                        f"steps (musat.depth_step_at_refined_bound tests a step)")
         return Assessment(
             verdict=verdict, reason=reason,
             p_value=design.p_value(result) if design and result and not untestable
@@ -265,7 +284,30 @@ class ShallowModelsFail(RetrievalClaim):
                     f"{sum(map(learned, control))} of {len(control)} seeds: the budget, not the "
                     f"depth, may be what fails (a longer budget would make it testable"
                     f"{skipped})")
+        shallow = groups[0]
+        trained = shallow_trained(params, shallow)
+        if shallow and 2 * sum(trained) < len(shallow):
+            return (f"the shallow cell learned the statement depths its {layers} layers allow "
+                    f"({depth_text(params)}) in {sum(trained)} of {len(shallow)} seeds: a model "
+                    f"that learns nothing at this budget stays near chance whatever the bound, "
+                    f"so its failure on the query says nothing about depth")
         return ""
+
+
+def shallow_trained(params: dict[str, Any], runs: Sequence[RunResult]) -> list[bool]:
+    """Per shallow seed: it learned every statement depth its layers allow under both bounds
+    (``runs.allowed_depths``), so that it cannot be near chance on the query merely for having
+    learned nothing."""
+    D, layers = params["shallow"][:2]
+    return [learned_depths(r, allowed_depths(layers, D)) for r in runs]
+
+
+def depth_text(params: dict[str, Any]) -> str:
+    """The allowed statement depths of the shallow cell, as words."""
+    D, layers = params["shallow"][:2]
+    depths = allowed_depths(layers, D)
+    span = f"{depths[0]} to {depths[-1]}" if len(depths) > 1 else f"{depths[0]}"
+    return f"depths {span}, final accuracy >= {LEARNED} at each; both bounds allow them"
 
 
 def shallow_looks(params: dict[str, Any]) -> tuple[int, ...]:
