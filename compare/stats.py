@@ -65,7 +65,7 @@ def bootstrap_ci(samples: ArrayLike, statistic: Callable[[np.ndarray], float] = 
         value = float(statistic(x))
         return value, value
     res = stats.bootstrap((x,), statistic, confidence_level=confidence, method="percentile",
-                          n_resamples=n_resamples, random_state=np.random.default_rng(seed))
+                          n_resamples=n_resamples, rng=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 

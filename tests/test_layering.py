@@ -1,14 +1,25 @@
 """Layering rules of docs/layout.md: theory never imports torch; empirics never imports theory
 or compare; the light entry points (``import attnverify.theory``, ``attnverify predict``,
 ``attnverify --version``) import neither torch nor hypothesis. Each check runs in a fresh
-interpreter started outside the repository, so only the installed ``attnverify`` is importable."""
+interpreter started outside the repository, so only the installed ``attnverify`` is importable.
+The same rules are also read from the source (every import statement, a lazy one inside a
+function included), since a lazy import escapes the import-time checks until its function runs."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 HEAVY = {"torch", "hypothesis"}
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository root: the folders of the ``attnverify`` package (pyproject's package-dir)."""
+BANNED = {"theory": ("torch", "hypothesis", "attnverify.compare", "attnverify.empirics"),
+          "empirics": ("attnverify.theory", "attnverify.compare")}
+"""Per layer, the modules no import statement of its source may name (docs/layout.md)."""
 
 
 def _modules_after(statement: str, cwd) -> set[str]:
@@ -59,3 +70,56 @@ def test_the_claims_do_not_import_the_registry(tmp_path):
     modules = _modules_after("import attnverify.compare.claims", tmp_path)
     assert "attnverify.compare.claims.snell.multihead" in modules
     assert "attnverify.compare.registry" not in modules
+
+
+def _imports(path: Path, root: Path) -> set[str]:
+    """Every module an import statement of ``path`` names (anywhere in the file), relative
+    imports resolved against the package ``attnverify`` rooted at ``root``."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            module = str(node.module)
+            if node.level:  # from . / .. import: the package level - 1 folders up
+                base = path.parents[node.level - 1]
+                package = ".".join(("attnverify", *base.relative_to(root).parts))
+                module = f"{package}.{node.module}" if node.module else package
+            # "from attnverify import theory" imports the module attnverify.theory
+            names |= {module} | {f"{module}.{alias.name}" for alias in node.names}
+    return names
+
+
+def _violations(root: Path) -> list[str]:
+    out = []
+    for layer, banned in BANNED.items():
+        for path in sorted((root / layer).rglob("*.py")):
+            bad = sorted(name for name in _imports(path, root)
+                         if any(name == b or name.startswith(b + ".") for b in banned))
+            out += [f"{path.relative_to(root)} imports {name}" for name in bad]
+    return out
+
+
+def test_no_source_file_breaks_the_layering():
+    assert _violations(ROOT) == []
+
+
+@pytest.mark.parametrize(("layer", "source"), [
+    ("theory", "def f():\n    import torch\n"),
+    ("theory", "def f():\n    from ...compare import verify\n"),
+    ("empirics", "def f():\n    from attnverify.theory import snell\n"),
+    ("empirics", "from ... import theory\n"),
+    ("empirics", "from attnverify import compare\n"),
+])
+def test_the_source_check_sees_lazy_and_relative_imports(tmp_path, layer, source):
+    (tmp_path / layer / "sub").mkdir(parents=True)
+    (tmp_path / layer / "sub" / "mod.py").write_text(source)
+    assert _violations(tmp_path)
+
+
+def test_the_source_check_passes_allowed_imports(tmp_path):
+    (tmp_path / "theory" / "sub").mkdir(parents=True)
+    (tmp_path / "theory" / "sub" / "mod.py").write_text(
+        "import numpy\nfrom ..prediction import Prediction\nfrom . import other\n"
+        "def f():\n    from attnverify.theory import snell\n")
+    assert _violations(tmp_path) == []

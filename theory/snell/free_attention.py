@@ -25,7 +25,10 @@ _SOURCE = ("derived by attnverify, not in Snell et al. 2021 (arXiv:2103.07601): 
            "docs/derivations.md#free-attention-toy-and-permutation-saddle (§4.6)")
 
 
-def _forward(b: np.ndarray, q: np.ndarray, x: np.ndarray):
+def _forward(b: np.ndarray, q: np.ndarray, x: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The toy's forward pass: attention ``alpha`` (T, L), the KTIW rows of the source words
+    (N, L, V) and the output log-probabilities (N, T, V)."""
     alpha = np.exp(q - q.max(axis=1, keepdims=True))
     alpha /= alpha.sum(axis=1, keepdims=True)  # (T, L)
     rows = b[x]  # (N, L, V)

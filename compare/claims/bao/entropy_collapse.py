@@ -270,7 +270,8 @@ def _mean_curves(runs: Sequence[RunResult]) -> dict[str, list[float]]:
             "loss": np.mean([r.metric("loss") for r in runs], axis=0).tolist()}
 
 
-def collapse_figure(curves: dict[str, dict[str, list[float]]], params: dict[str, Any]):
+def collapse_figure(curves: dict[str, dict[str, list[float]]], params: dict[str, Any]
+                    ) -> Figure:
     """Mean attention entropy and validation loss over training, small against large std."""
     fig, (ax_e, ax_l) = new_figure(ncols=2)
     for arm, colour in (("small", PALETTE["blue"]), ("large", PALETTE["red"])):

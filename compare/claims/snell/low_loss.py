@@ -214,7 +214,7 @@ class LowLossWithoutAlignedAttention(Claim):
                                             math.log(params["L"]))}
 
 
-def low_loss_figure(rows: list[dict[str, Any]], length: int, log_v: float):
+def low_loss_figure(rows: list[dict[str, Any]], length: int, log_v: float) -> Figure:
     """Final loss against final gold attention, one point per run."""
     fig, (ax,) = new_figure()
     for flag, colour, label in ((True, PALETTE["red"], "low loss, gold attention < 1/L"),

@@ -3,6 +3,8 @@ the bundle kinds and per-head attention in the bundles."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from attnverify.compare.claims.snell.multihead_success import GOOD_ACC, official_success_steps
@@ -15,6 +17,9 @@ from attnverify.compare.plotting import (
 )
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 KIND_COLOURS = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
                 "bad": PALETTE["red"]}
@@ -34,7 +39,7 @@ def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]
 
 
 def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
-                     good: set[int]):
+                     good: set[int]) -> Figure:
     """The outputs the official multi-head protocol is designed for: token accuracy of
     the bundles, every bundle and the mean with its 95% band per kind; and per-head
     attention accuracy (argmax on time, ``attn_acc_head<k>``): in bundles with a good
@@ -72,7 +77,7 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
 
 
 def section5_figure(single: list[RunResult], groups: dict[str, list[RunResult]],
-                    names: dict[str, str], success: str):
+                    names: dict[str, str], success: str) -> Figure:
     """The success rate of single heads and of each bundle kind (``groups`` by kind, named
     by ``names``), with 95% intervals."""
     fig, (ax,) = new_figure(width=5.0)

@@ -161,7 +161,7 @@ class Stage2OnsetRate(Claim):
         return {"onset_rate": onset_figure(assessment.details["onset"], params["L"])}
 
 
-def onset_figure(rows: list[dict[str, Any]], length: int):
+def onset_figure(rows: list[dict[str, Any]], length: int) -> Figure:
     """Measured gap rates against K, with the line K / L."""
     fig, (ax,) = new_figure()
     ks = np.array([r["K"] for r in rows])
