@@ -38,9 +38,13 @@ def caption(outcome: ClaimOutcome, name: str) -> str:
 
 
 def regenerate(out: Path, profile: str = "quick", store: RunStore | None = None,
-               workers: int | None = None, progress: bool = True) -> list[Path]:
-    """Write every claim's figures (PNG, PDF, caption) under ``out``; returns the files."""
-    executor = LocalExecutor(store or RunStore(), workers=workers, progress=progress)
+               workers: int | None = None, progress: bool = True,
+               device: str | None = None) -> list[Path]:
+    """Write every claim's figures (PNG, PDF, caption) under ``out``; returns the files.
+    Missing runs train on ``workers`` processes (default: one per core) on ``device`` (default:
+    the CPU), as ``verify`` trains them."""
+    executor = LocalExecutor(store or RunStore(), workers=workers, progress=progress,
+                             device=device)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for outcome in evaluate_all(select(), profile, executor):

@@ -49,7 +49,10 @@ BAD_INPUTS = [
     *([] if torch.cuda.is_available() else [
         (["verify", "--device", "cuda"], "--device cuda: this machine has no CUDA"),
         (["falsify", "bao.locater_effect", "--device", "cuda"],
-         "--device cuda: this machine has no CUDA")]),
+         "--device cuda: this machine has no CUDA"),
+        (["figures", "--device", "cuda"], "--device cuda: this machine has no CUDA")]),
+    (["figures", "--workers", "0"], "--workers must be an integer >= 1"),
+    (["figures", "--device", "tpu"], "invalid choice: 'tpu'"),
     (["verify", "--workers", "0"], "--workers must be an integer >= 1"),
     (["verify", "--workers", "-2"], "--workers must be an integer >= 1"),
     (["verify", "--seed-group", "0"], "--seed-group must be an integer >= 1"),

@@ -190,6 +190,22 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
                                                                       ).exists()
 
 
+def test_figures_trains_on_the_workers_and_device_given(capsys, tmp_path, monkeypatch):
+    import attnverify.paper_figures as paper_figures
+
+    seen = {}
+
+    def fake_regenerate(out, profile, store, **options):
+        seen.update(options, profile=profile)
+        return []
+
+    monkeypatch.setattr(paper_figures, "regenerate", fake_regenerate)
+    code, out, _ = run(capsys, "figures", "--profile", "smoke", "--workers", "3", "--device",
+                       "cpu", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "f"))
+    assert code == 0 and "wrote 0 files" in out
+    assert seen == {"profile": "smoke", "workers": 3, "device": "cpu", "progress": True}
+
+
 def test_claims_lists_every_claim(capsys):
     code, out, _ = run(capsys, "claims")
     assert code == 0

@@ -15,6 +15,9 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                        help="regenerate every figure (trains only what is not cached)")
     p.add_argument("--profile", default="quick", help="smoke, quick (default) or full")
     p.add_argument("--out", default="attnverify-figures", help="figure directory")
+    p.add_argument("--workers", type=int,
+                   help="worker processes for runs not cached (default: number of cores)")
+    common.add_device(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
     out, store = common.out_and_store(args)
     from attnverify.paper_figures import regenerate
 
-    written = regenerate(out, args.profile, store, progress=not args.quiet)
+    written = regenerate(out, args.profile, store, workers=args.workers, progress=not args.quiet,
+                         device=args.device)
     print(f"wrote {len(written)} files to {out.resolve()}")
     return 0
