@@ -333,9 +333,11 @@ def test_attention_maps_name_the_emerged_heads():
     run.metrics["head0.0_partner_from_first"] = np.array([0.2, 0.9, 1.0, 1.0])  # head
     run.final = {"attention_example": np.full((2, 2, 5, 5), 0.2)}
     events = HeadsEmergeInSequence().emerged(run)
-    titles = [ax.get_title() for ax in attention_figure(run, events).axes]
+    fig = attention_figure(run, events)
+    titles = [ax.get_title() for ax in fig.axes[:4]]
     assert titles == ["L0 H0: partner_from_first (step 100)", "L0 H1: not emerged",
                       "L1 H0: chain_next (step 100)", "L1 H1: not emerged"]
+    assert len(fig.axes) == 5 and fig.axes[4].get_ylabel() == "attention weight"  # colour bar
 
 
 @pytest.mark.parametrize(("ic", "query_only", "verdict", "reason"), [

@@ -164,7 +164,7 @@ def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     fig, axes = new_figure(ncols=heads, nrows=layers, width=2.0, height=2.0)
     for i, ax in enumerate(axes):
         layer, head = divmod(i, heads)
-        ax.imshow(maps[layer, head], cmap="Greys", vmin=0, vmax=1)
+        image = ax.imshow(maps[layer, head], cmap="Greys", vmin=0, vmax=1)
         if (layer, head) in roles:
             role, step = roles[layer, head]
             title = f"L{layer} H{head}: {role} (step {step})"
@@ -179,6 +179,7 @@ def attention_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     fig.suptitle(f"attention at the end of training, seed {result.spec.seed} (rows: query "
                  "positions, columns: key positions; framed: heads that emerged, at the step "
                  "named, and may have faded since)", fontsize=9)
+    fig.colorbar(image, ax=axes, fraction=0.02, label="attention weight")
     return fig
 
 
