@@ -81,7 +81,7 @@ def _imports(path: Path, root: Path) -> set[str]:
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             module = str(node.module)
-            if node.level:  # from . / .. import: the package level - 1 folders up
+            if node.level:  # relative: level 1 is the file's own folder, 2 its parent, ...
                 base = path.parents[node.level - 1]
                 package = ".".join(("attnverify", *base.relative_to(root).parts))
                 module = f"{package}.{node.module}" if node.module else package
