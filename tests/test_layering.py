@@ -17,7 +17,7 @@ import pytest
 HEAVY = {"torch", "hypothesis"}
 ROOT = Path(__file__).resolve().parents[1]
 """The repository root: the folders of the ``attnverify`` package (pyproject's package-dir)."""
-BANNED = {"theory": ("torch", "hypothesis", "attnverify.compare", "attnverify.empirics"),
+BANNED = {"theory": (*sorted(HEAVY), "attnverify.compare", "attnverify.empirics"),
           "empirics": ("attnverify.theory", "attnverify.compare")}
 """Per layer, the modules no import statement of its source may name (docs/layout.md)."""
 
