@@ -30,6 +30,7 @@ from attnverify.empirics.config import Batch, ModelConfig, TaskConfig, is_int, r
 from attnverify.empirics.positions import sinusoidal_positions
 from attnverify.empirics.residual_lens import lens_accuracy
 from attnverify.empirics.retrieval import IGNORE
+from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, HeadMetric, depth_metric
 
 
 @dataclass(frozen=True)
@@ -220,8 +221,8 @@ class RetrievalTransformer(nn.Module):
         loss = F.cross_entropy(logits.flatten(0, 1), batch["targets"].flatten(),
                                ignore_index=IGNORE)
         query_acc, per_depth = self.depth_accuracy(batch)
-        out = {"loss": loss.item(), "query_acc": query_acc}
-        out.update({f"acc_depth{k}": float(a) for k, a in enumerate(per_depth)})
+        out = {"loss": loss.item(), QUERY_ACCURACY: query_acc}
+        out.update({depth_metric(k): float(a) for k, a in enumerate(per_depth)})
         masks = structural_masks(tokens)
         for layer, alpha in enumerate(patterns):
             for name, mask in masks.items():
@@ -229,7 +230,7 @@ class RetrievalTransformer(nn.Module):
                 mass = (alpha * mask[:, None]).sum(-1)                           # (B, H, T)
                 score = (mass * has_target[:, None]).sum((0, 2)) / has_target.sum().clamp_min(1)
                 for h, value in enumerate(score.tolist()):
-                    out[f"head{layer}.{h}_{name}"] = value
+                    out[HeadMetric(layer, h, name).name] = value
         return out
 
     def final_state(self, batch: Batch) -> dict[str, np.ndarray]:

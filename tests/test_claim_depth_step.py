@@ -17,22 +17,28 @@ from attnverify.compare.claims.musat import DepthStepAtRefinedBound
 from attnverify.compare.claims.musat.depth_step import largest_solved
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
+from attnverify.empirics.retrieval_metrics import depth_metric
 
 LEARNS, CHANCE = 0.99, 0.26
 
 
-def fake(spec, final: float) -> RunResult:
+def fake(spec, final: float, statements: float = 1.0) -> RunResult:
+    """A run with final query accuracy ``final`` (NaN: diverged) and every statement depth at
+    ``statements``."""
     diverged = not np.isfinite(final)
+    metrics = {"query_acc": np.asarray([0.0, 0.1, np.nan if diverged else final])}
+    metrics |= {depth_metric(k): np.asarray([0.0, 0.5, statements])
+                for k in range(spec.task.D + 1)}
     return RunResult(spec=spec, status="diverged" if diverged else "ok",
-                     eval_steps=np.asarray([0, 100, 200]),
-                     metrics={"query_acc": np.asarray([0.0, 0.1, np.nan if diverged
-                                                       else final])},
+                     eval_steps=np.asarray([0, 100, 200]), metrics=metrics,
                      train_loss=np.zeros(1))
 
 
-def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), **changes):
+def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), untrained=(),
+           **changes):
     """Run the claim's stages on the given final accuracies (by cell, in seed order): the
-    first look, then whatever its followup asks for. Returns the assessment and how many
+    first look, then whatever its followup asks for; the past-bound seeds at the indices
+    ``untrained`` learn no statement depth (0.5 at each). Returns the assessment and how many
     runs each step cell trained."""
     claim = DepthStepAtRefinedBound()
     params = {**claim.params("full"), **changes}
@@ -44,7 +50,9 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), **change
         out = []
         for s in specs:
             key = (s.task.D, s.model.layers)
-            out.append(fake(s, accs[key][trained[key]]))
+            i = trained[key]
+            past = key == tuple(claim.cells(params)[1][:2])
+            out.append(fake(s, accs[key][i], 0.5 if past and i in untrained else 1.0))
             trained[key] += 1
         return out
 
@@ -85,6 +93,25 @@ def test_rule(at_bound, past_bound, verdict, reason, trained, words):
     a, counts = staged(at_bound, past_bound)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
     assert counts == trained and words in a.explanation
+
+
+def test_past_the_bound_a_seed_counts_only_where_it_learned_its_allowed_depths():
+    """Past the bound, a seed that learned no statement depth is near chance whatever the
+    bound: it counts as no support, and a futility stop it alone causes is not a refutation
+    (compare.claims.musat.below_bound)."""
+    # 4 of the first 6 untrained: 2 support (futility at 3), 6 do not contradict
+    a, counts = staged([LEARNS] * 12, [CHANCE] * 12, untrained=(0, 1, 2, 3))
+    assert (a.verdict, a.reason, counts) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, [6, 6])
+    assert "4 did not learn them (evidence neither way)" in a.explanation
+    assert "Not testable at this budget" in a.explanation and a.p_value is None
+    # 3 untrained, 3 trained and above chance: the contradicting seeds alone refute (3 <= 3)
+    a, counts = staged([LEARNS] * 12, [CHANCE] * 3 + [LEARNS] * 3 + [CHANCE] * 6,
+                       untrained=(0, 1, 2))
+    assert (a.verdict, a.reason, counts) == (Verdict.REFUTED, Reason.DECIDED, [6, 6])
+    assert "models past the bound score above 0.276" in a.explanation
+    # one untrained seed in each block: 5 of 6 continue, 10 of 12 support and confirm
+    a, counts = staged([LEARNS] * 12, [CHANCE] * 12, untrained=(0, 6))
+    assert (a.verdict, a.reason, counts) == (Verdict.CONFIRMED, Reason.DECIDED, [12, 12])
 
 
 @pytest.mark.parametrize("controls", [

@@ -118,30 +118,53 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
         assert "the shallow cell was not trained" in a.explanation
 
 
-@pytest.mark.parametrize(("depths", "verdict", "reason", "stages"), [
-    # the allowed depths 1 and 2 learned in 4 of 8: the gate passes, the near-chance count
-    # decides
-    ([(1.0, 1.0, 1.0)] * 4 + [(1.0, 1.0, 0.5)] * 4, Verdict.CONFIRMED, Reason.DECIDED, [8]),
-    # in 3 of 8 (depth 2 at 0.85 or depth 1 at 0.5 in the others): a model that learned
-    # nothing is near chance whatever the bound, so not testable, and no second look
-    ([(1.0, 1.0, 1.0)] * 3 + [(1.0, 1.0, 0.85)] * 4 + [(1.0, 0.5, 1.0)], Verdict.INCONCLUSIVE,
+TRAINED, UNTRAINED = (1.0, 1.0, 1.0), (1.0, 1.0, 0.85)
+"""Final statement accuracies at depths 0, 1, 2: the allowed depths 1 and 2 learned, or not
+(depth 2 below 0.9)."""
+
+
+@pytest.mark.parametrize(("depths", "query", "verdict", "reason", "stages"), [
+    # 4 trained and near chance, 4 untrained: the supporting seeds (4) fall to futility, but
+    # only through the untrained ones (8 do not contradict): not testable, no second look
+    ([TRAINED] * 4 + [UNTRAINED] * 4, [0.25] * 8, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE,
+     [8]),
+    ([TRAINED] * 3 + [UNTRAINED] * 4 + [(1.0, 0.5, 1.0)], [0.25] * 8, Verdict.INCONCLUSIVE,
      Reason.NOT_TESTABLE, [8]),
     # depth 0 is not one of the allowed depths that are checked
-    ([(0.0, 1.0, 1.0)] * 8, Verdict.CONFIRMED, Reason.DECIDED, [8]),
+    ([(0.0, 1.0, 1.0)] * 8, [0.25] * 8, Verdict.CONFIRMED, Reason.DECIDED, [8]),
+    # one untrained seed of 8 counts as no support: 7 continue, 11 of 12 confirm
+    ([TRAINED] * 3 + [UNTRAINED] + [TRAINED] * 8, [0.25] * 12, Verdict.CONFIRMED,
+     Reason.DECIDED, [8, 4]),
+    # 3 trained and above chance, 5 untrained: the contradicting seeds alone reach futility
+    ([TRAINED] * 3 + [UNTRAINED] * 5, [0.95] * 3 + [0.25] * 5, Verdict.REFUTED,
+     Reason.DECIDED, [8]),
+    # 2 trained and above chance, 6 untrained: 6 do not contradict, above futility (5)
+    ([TRAINED] * 2 + [UNTRAINED] * 6, [0.95] * 2 + [0.25] * 6, Verdict.INCONCLUSIVE,
+     Reason.NOT_TESTABLE, [8]),
 ])
-def test_shallow_rule_needs_the_shallow_cell_to_learn_its_allowed_depths(depths, verdict,
-                                                                        reason, stages):
+def test_shallow_rule_counts_a_seed_only_where_it_learned_its_allowed_depths(
+        depths, query, verdict, reason, stages):
+    """A seed supports only where it learned the statement depths its layers allow and stays
+    near chance; an untrained seed is evidence neither way (compare.claims.musat.below_bound:
+    it counts as no support, and a futility stop it alone causes does not refute)."""
     claim = ShallowModelsFail()
     params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
-    results, sizes = run_shallow_stages(claim, params, [0.25] * 12, [1.0, 1.0], depths)
+    results, sizes = run_shallow_stages(claim, params, query, [1.0, 1.0], depths)
     a = claim.assess(params, results)
     assert (a.verdict, a.reason, sizes[1:]) == (verdict, reason, stages), a.explanation
-    trained = sum(all(d >= 0.9 for d in final[1:]) for final in depths)
-    assert f"{trained} of 8 learned the statement depths 1 to 2" in a.explanation
+    n = sum(stages)
+    support = sum(all(d >= 0.9 for d in final[1:]) and q < 0.5
+                  for final, q in zip(depths[:n], query[:n], strict=True))
+    assert f"{support} learned the allowed statement depths and stayed near chance" \
+        in a.explanation
+    assert a.empirical.value == support / n
     if reason is Reason.NOT_TESTABLE:
-        assert "learns nothing at this budget" in a.explanation
-    else:
+        assert "learns nothing stays near chance whatever the bound" in a.explanation
+        assert a.p_value is None
+    elif verdict is Verdict.CONFIRMED:
         assert "stay near chance on the query where they learn the shallower" in a.explanation
+    else:
+        assert "the contradicting seeds alone refute" in a.explanation
 
 
 def test_allowed_depths_follow_both_bounds():

@@ -16,6 +16,14 @@ from attnverify.empirics import (
     train,
 )
 from attnverify.empirics.retrieval import IGNORE
+from attnverify.empirics.retrieval_metrics import (
+    HeadMetric,
+    depth_metric,
+    head_metrics,
+    heads_scored,
+    metric_depths,
+)
+from attnverify.empirics.retrieval_transformer import structural_masks
 
 
 def resolve(tokens: list[int], symbol: int, lhs_first: bool = True) -> tuple[int, int]:
@@ -172,6 +180,11 @@ def test_transformer_patterns_ablation_and_training():
     assert torch.all(alpha.triu(1) == 0)
     result = train(spec)
     assert {"query_acc", "acc_depth0", "acc_depth1", "head1.1_partner"} <= set(result.metrics)
+    # every metric the model writes parses back through retrieval_metrics
+    assert metric_depths(result.metrics) == [0, 1]
+    assert heads_scored(result.metrics) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert {m.role for m in head_metrics(result.metrics)} == set(structural_masks(
+        batch["tokens"]))
     assert result.final["ablation_zero"].shape == (2, 2, 2)
     assert result.final["attention_example"].shape == (2, 2, spec.task.T, spec.task.T)
 
@@ -210,8 +223,6 @@ def test_chain_neighbour_masks_follow_the_chain():
     """In R1 order, statement (s_i, s_{i-1}) of link i: ``chain_next`` marks both tokens of link
     i - 1 (depths i - 1, i - 2), none for link 1; ``chain_prev`` both tokens of link i + 1,
     none for link D; the query has neither (depths from the generator, not from the masks)."""
-    from attnverify.empirics.retrieval_transformer import structural_masks
-
     D = 3
     batch = RetrievalTask(D=D, K=3, vocab=30).sample(8, torch.Generator().manual_seed(4))
     tokens, depth = batch["tokens"], batch["depth"]
@@ -320,3 +331,19 @@ def test_prefix_scope_keeps_exactly_the_computable_targets(order):
             kept += ok
         assert prefix["targets"][b, -1] == full["targets"][b, -1]  # the query, always
     assert 0 < kept < (depth[:, :-1] >= 0).sum()
+
+
+def test_metric_names_round_trip_and_ignore_other_metrics():
+    names = [depth_metric(3), depth_metric(0), depth_metric(12), "query_acc", "loss",
+             HeadMetric(2, 3, "partner_from_first").name, HeadMetric(0, 1, "self").name,
+             "acc_depthx", "head1_partner", "head1.2", "ahead1.2_partner"]
+    assert metric_depths(names) == [0, 3, 12]
+    assert head_metrics(names) == [HeadMetric(0, 1, "self"),
+                                   HeadMetric(2, 3, "partner_from_first")]
+    assert HeadMetric.parse("head10.7_chain_next") == HeadMetric(10, 7, "chain_next")
+    assert heads_scored(names) == [(0, 1), (2, 3)]
+    # the names stored runs carry (run identity): never renamed
+    assert depth_metric(2) == "acc_depth2"
+    assert HeadMetric(1, 0, "same_symbol").name == "head1.0_same_symbol"
+    with pytest.raises(ValueError, match="depth"):
+        depth_metric(-1)

@@ -26,6 +26,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
+from attnverify.compare.claims.musat.below_bound import (
+    BelowBoundDecision,
+    Outcome,
+    decide_below_bound,
+    decision_text,
+    outcome,
+    outcome_counts,
+    pending,
+)
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
@@ -41,6 +50,7 @@ from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, dive
 from attnverify.compare.claims.musat.runs import (
     RETRIEVAL,
     Cell,
+    allowed_depths,
     chance_limit,
     final_query,
     finished,
@@ -50,7 +60,7 @@ from attnverify.compare.claims.musat.runs import (
     retrieval_spec,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
+from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse, check_disjoint
 from attnverify.compare.sequential import LookResult, SequentialDesign, Stop
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
@@ -65,6 +75,8 @@ QUICK_NOT_TRAINED = (
     "learning cell has the refined bound + 2 layers; calibration seeds 900 to 902 at the bound, "
     "D = 2 with 2 layers and 4 distractors, ended at query accuracy 0.13, 0.07 and 0.06, chance "
     "0.25); full decides")
+CALIBRATION_SEEDS = 900
+"""The at-bound cell at the quick budget (seeds 900 to 902: QUICK_NOT_TRAINED)."""
 STEP: dict[str, dict[str, Any]] = {
     # step: (D_t, t, distractors), the largest D that t layers solve under the refined bound;
     # the controls (D_t, t + 1) and (D_t + 1, t + 2) train first, control_seeds each; the step
@@ -79,13 +91,16 @@ STEP_PROTOCOL = Protocol(
     endpoint=("per seed: at a step of the refined bound, whether t layers learn the query "
               "(final accuracy >= 0.9) at the largest D they solve, D_t, and whether they stay "
               "near chance (not above 1/K at one-sided exact binomial p < 0.025 over the "
-              "evaluation examples) one hop further, at D_t + 1"),
-    unit=("two per-seed indicators, one per step cell (a diverged run at the bound did not "
-          "learn; a diverged run past it makes the claim not testable)"),
-    h0=("at the bound, models learn in at most half of the seeds, or one hop past it they stay "
-        "near chance in at most half"),
-    h1=("at the bound they learn in 90% of the seeds or more, and one hop past it they stay "
-        "near chance in 95% or more"),
+              "evaluation examples) one hop further, at D_t + 1, where they learn the "
+              "statement depths t layers allow (>= 0.9 at each)"),
+    unit=("per seed at the bound: learned or not (a diverged run did not learn); per seed past "
+          "it: supports (learned the allowed depths, near chance), contradicts (learned them, "
+          "above chance) or untrained (evidence neither way; compare.claims.musat."
+          "below_bound); a diverged run past the bound makes the claim not testable"),
+    h0=("at the bound, models learn in at most half of the seeds, or one hop past it, among "
+        "seeds that learn the allowed depths, they stay near chance in at most half"),
+    h1=("at the bound they learn in 90% of the seeds or more, and one hop past it, among seeds "
+        "that learn the allowed depths, they stay near chance in 95% or more"),
     test=("two group-sequential exact binomial designs (those of musat.sufficient_depth_learns "
           "and musat.shallow_models_fail), looks at 6 and 12 seeds per step cell at full, "
           "O'Brien-Fleming-type spending, binding futility; an intersection-union test: the "
@@ -94,12 +109,16 @@ STEP_PROTOCOL = Protocol(
     confirm=("both counts reach their efficacy boundary (at full: not at 6 seeds; 10 of 12 "
              "each)"),
     refute=("either count falls to its futility boundary (at most 3 of 6 or 8 of 12 learned; "
-            "at most 3 of 6 or 9 of 12 near chance)"),
-    alpha=0.025, beta=0.10, readout=FINAL, frozen="2026-11-27",
-    error_rates=("confirmed at most 0.025 under H0 (intersection-union); at full, with both "
-                 "rates at H1 (0.9 and 0.95), confirmed 0.87 and refuted 0.05 (exact, "
-                 "compare.sequential); either futility refutes, so the refutation rate under "
-                 "H1 is at most the sum of the two designs' (0.05 computed)"),
+            "at most 3 of 6 or 9 of 12 supporting past the bound, where the seeds that do not "
+            "contradict must fall to it too: a futility stop past the bound that only "
+            "untrained seeds cause is 'not testable at this budget')"),
+    alpha=0.025, beta=0.10, readout=FINAL, frozen="2026-11-28",
+    error_rates=("confirmed at most 0.025 under H0 (intersection-union; past the bound a "
+                 "seed's support rate is at most the near-chance rate among trained seeds); "
+                 "at full, with both rates at H1 (0.9 and 0.95) and every seed past the bound "
+                 "trained, confirmed 0.87 and refuted 0.05 (exact, compare.sequential); either "
+                 "side refutes, so the refutation rate under H1 is at most the sum of the two "
+                 "sides' (untrained seeds past the bound cost power, never error rate)"),
     precondition=("the step cells sit at a step of the refined bound (refined(D_t) = t < "
                   "refined(D_t + 1)) with t >= 2 (one layer fails for reasons that have "
                   "nothing to do with depth); each has a control with the refined bound + 1 "
@@ -108,8 +127,8 @@ STEP_PROTOCOL = Protocol(
                   "where both pass); every seed one hop past the bound finished"),
     secondary=("the mean final query accuracy of each cell",
                "the heat map of the four cells with both bounds"),
-    seeds=(*SEEDS, SeedBlock(SeedUse.CALIBRATION, 900, note="the at-bound cell at the quick "
-                                                            "budget (3 seeds)")),
+    seeds=(*SEEDS, SeedBlock(SeedUse.CALIBRATION, CALIBRATION_SEEDS,
+                             note="the at-bound cell at the quick budget (3 seeds)")),
     weaknesses=("one step of the bound (t = 2, D = 2 -> 3): the log_3 growth over D is not "
                 "measured (the next step, D = 6 -> 7 with 3 layers, is not trained)",
                 "the bound is the refined variant for a separate query token, derived here; "
@@ -136,12 +155,15 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     of its seeds, and at quick, which trains nothing. The step cells' seeds follow the
     controls' (changed on 2026-11-27, before any run of these cells: they began at the same
     seed, so a control and a step cell at one D shared their data and first layers, and the
-    gate, which picks controls that learn, favoured the at-bound cell's 'learned')."""
+    gate, which picks controls that learn, favoured the at-bound cell's 'learned'). Changed
+    on 2026-11-28, before any run of the step cells: a past-bound seed counts for 'near chance'
+    only if it learned the statement depths its layers allow (:mod:`.below_bound`), since a
+    model that learns nothing stays near chance whatever the bound."""
 
     id = "musat.depth_step_at_refined_bound"
     kind = ClaimKind.DERIVED
     protocol = STEP_PROTOCOL
-    code_version = 4
+    code_version = 5
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
                  "derived here), trained models with t layers learn the query at the largest D "
                  "they can solve and stay near chance one hop further: one step of the "
@@ -167,6 +189,10 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             raise ValueError(f"step must be None or (D, t, distractors) with D, t >= 1; got "
                              f"{step!r}")
         self.designs(params)
+        if step is not None:
+            check_disjoint(decision=range(DECISION_SEEDS, step_seed(params)
+                                          + params["step_looks"][-1]),
+                           calibration=range(CALIBRATION_SEEDS, CALIBRATION_SEEDS + 3))
 
     @staticmethod
     def designs(params: dict[str, Any]) -> tuple[SequentialDesign, SequentialDesign]:
@@ -210,15 +236,23 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return []
         learn_design, fail_design = self.designs(params)
         hits = [learned(r) for r in at_bound]
-        near = [near_chance(final_query(r), params["K"], params["eval_size"])
-                for r in past_bound]
-        if Stop.FUTILITY in (learn_design.decide(hits).stop, fail_design.decide(near).stop):
+        outcomes = self.past_outcomes(params, past_bound)
+        if Stop.FUTILITY in (learn_design.decide(hits).stop,
+                             decide_below_bound(fail_design, outcomes).look.stop):
             return []
-        pending = [(self.cells(params)[0], learn_design.pending(hits)),
-                   (self.cells(params)[1], fail_design.pending(near))]
+        todo = [(self.cells(params)[0], learn_design.pending(hits)),
+                (self.cells(params)[1], pending(fail_design, outcomes))]
         first = step_seed(params)
         return [retrieval_spec(params, cell, True, first + i)
-                for cell, seeds in pending for i in seeds]
+                for cell, seeds in todo for i in seeds]
+
+    @staticmethod
+    def past_outcomes(params: dict[str, Any], runs: Sequence[RunResult]) -> list[Outcome]:
+        """Each finished past-bound seed's outcome (:mod:`.below_bound`): t layers at
+        D_t + 1 must learn the statement depths t layers allow to say anything about depth."""
+        D, t, _ = params["step"]
+        return [outcome(r, D + 1, t, params["K"], params["eval_size"]) for r in runs
+                if not r.diverged]
 
     def by_cell(self, params: dict[str, Any],
                 results: Sequence[RunResult]) -> list[list[RunResult]]:
@@ -241,13 +275,17 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         hits = [learned(r) for r in at_bound]
         past_accs, past_diverged = finished([final_query(r) for r in past_bound])
         near = [near_chance(a, params["K"], params["eval_size"]) for a in past_accs]
+        outcomes = self.past_outcomes(params, past_bound)
         control_learned = [sum(learned(r) for r in runs) for runs in controls]
         why = (f"refined bound: {t} layers solve D <= {D}, D = {D + 1} needs {t + 1}. At "
                f"D = {D} with {t} layers {sum(hits)} of {len(hits)} seeds learned the "
                f"query (final accuracy {_accs([final_query(r) for r in at_bound])}); at "
                f"D = {D + 1} with {t} layers {sum(near)} of {len(near)} stayed near chance "
                f"(<= {limit:.3f}, not above 1/K; {_accs(past_accs)})"
-               f"{diverged_note(past_diverged)}; controls: "
+               f"{diverged_note(past_diverged)}"
+               + (f"; of these seeds {outcome_counts(outcomes)} (depths "
+                  f"{', '.join(map(str, allowed_depths(t, D + 1)))})" if outcomes else "")
+               + f"; controls: "
                f"D = {D} with {t + 1} layers {control_learned[0]} of {len(controls[0])} "
                f"learned, D = {D + 1} with {t + 2} layers {control_learned[1]} of "
                f"{len(controls[1])}")
@@ -262,19 +300,24 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             return self._not_testable(f"{past_diverged} seed(s) one hop past the bound "
                                       f"diverged. {why}", n_seeds)
         learn_design, fail_design = self.designs(params)
-        learn, fail = learn_design.decide(hits), fail_design.decide(near)
+        learn, fail = learn_design.decide(hits), decide_below_bound(fail_design, outcomes)
         why += (f". At the bound: {learn_design.look_text(learn)}; past it: "
-                f"{fail_design.look_text(fail)}")
+                f"{decision_text(fail_design, fail)}")
         verdict, reason = _combined(learn, fail)
         p_value = None
-        if Stop.CONTINUE not in (learn.stop, fail.stop):
-            p_value = max(learn_design.p_value(learn), fail_design.p_value(fail))
+        if Stop.CONTINUE not in (learn.stop, fail.look.stop) \
+                and reason is not Reason.NOT_TESTABLE:
+            p_value = max(learn_design.p_value(learn), fail_design.p_value(fail.look))
             why += f". Intersection-union p = {p_value:.3g}"
+        if reason is Reason.NOT_TESTABLE:
+            why += (". Not testable at this budget: past the bound too few seeds learned the "
+                    "statement depths their layers allow for the rest to decide (a model that "
+                    "learns nothing stays near chance whatever the bound)")
         if verdict is Verdict.REFUTED:
             sides = [name for name, r in (
                 ("models at the bound do not learn", learn),
-                (f"models past the bound score above {limit:.3f}", fail))
-                if r.stop is Stop.FUTILITY]
+                (f"models past the bound score above {limit:.3f}", fail.look))
+                if r.stop is Stop.FUTILITY and (r is learn or fail.refuted)]
             why += ". Refuted: " + " and ".join(sides) + " (at this budget)"
             if learn.stop is Stop.FUTILITY:
                 why += (f". Models that do not reach the bound's tightest circuit in this budget "
@@ -285,10 +328,12 @@ class DepthStepAtRefinedBound(RetrievalClaim):
             verdict=verdict, reason=reason, p_value=p_value,
             theory=(f"learned at D = {D} with {t} layers; <= {limit:.3f} at D = {D + 1} "
                     f"(refined bound)"),
-            empirical=Measurement(min(sum(hits) / len(hits), sum(near) / len(near))
-                                  if hits and near else None,
+            empirical=Measurement(min(sum(hits) / len(hits),
+                                      sum(o is Outcome.SUPPORTS for o in outcomes)
+                                      / len(outcomes)) if hits and outcomes else None,
                                   quantity=("the smaller of the two seed fractions (learned "
-                                            "at the bound, near chance past it)"),
+                                            "at the bound; past it, learned the allowed "
+                                            "depths and near chance)"),
                                   at=self.describe(params, self.cells(params)[0], True)),
             statistic=f"seeds learned at the bound and near chance past it. {RECONSTRUCTION}",
             tolerance=Tolerance("learned: query >= 0.9; near chance: not above 1/K (one-sided "
@@ -340,13 +385,17 @@ def _step_untestable(D: int, t: int) -> str:
     return ""
 
 
-def _combined(learn: LookResult, fail: LookResult) -> tuple[Verdict, Reason]:
-    """Intersection-union: both at efficacy confirm, either at futility refutes, else the
-    seeds ran out before both decided."""
-    if learn.stop is Stop.EFFICACY and fail.stop is Stop.EFFICACY:
+def _combined(learn: LookResult, fail: BelowBoundDecision) -> tuple[Verdict, Reason]:
+    """Intersection-union: both at efficacy confirm, either refuting refutes (past the bound:
+    a futility stop the contradicting seeds carry, :mod:`.below_bound`); a futility stop past
+    the bound that only untrained seeds cause leaves the claim not testable at this budget;
+    else the seeds ran out before both decided."""
+    if learn.stop is Stop.EFFICACY and fail.confirmed:
         return Verdict.CONFIRMED, Reason.DECIDED
-    if Stop.FUTILITY in (learn.stop, fail.stop):
+    if learn.stop is Stop.FUTILITY or fail.refuted:
         return Verdict.REFUTED, Reason.DECIDED
+    if fail.untrained_stop:
+        return Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
     return Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
 
 

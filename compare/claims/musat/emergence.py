@@ -23,6 +23,12 @@ from attnverify.compare.claims.musat.runs import crossing_step
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
+from attnverify.empirics.retrieval_metrics import (
+    HeadMetric,
+    depth_metric,
+    head_metrics,
+    heads_scored,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -59,7 +65,7 @@ class DepthsEmergeInOrder(RetrievalClaim):
         results = [r for r in results if not r.diverged]
         rows = []
         for r in results:
-            steps = [r.first_step_reaching({f"acc_depth{k}": LEARNED}) for k in range(D + 1)]
+            steps = [r.first_step_reaching({depth_metric(k): LEARNED}) for k in range(D + 1)]
             # depth 0 is the token itself (learned at once): only depths >= 1 test an order;
             # a depth never learned crosses "after the budget", later than any that is
             at = [float("inf") if s is None else s for s in steps]
@@ -148,14 +154,11 @@ class HeadsEmergeInSequence(RetrievalClaim):
 
     def emerged(self, result: RunResult) -> list[tuple[int, int, int, str]]:
         """(step, layer, head, role) of every emerged head, in order."""
-        heads = sorted({tuple(int(x) for x in name[4:].split("_")[0].split("."))
-                        for name in result.metrics
-                        if name.startswith("head") and name.endswith("_partner")})
         out = []
-        for layer, head in heads:
+        for layer, head in heads_scored(result.metrics):
             best = None
             for role in self.ROLES:
-                step = crossing_step(result, f"head{layer}.{head}_{role}", HEAD_THRESHOLD, 3)
+                step = crossing_step(result, HeadMetric(layer, head, role).name, HEAD_THRESHOLD, 3)
                 if step is not None and (best is None or step < best[0]):
                     best = (step, role)
             if best is not None:
@@ -179,8 +182,8 @@ class HeadsEmergeInSequence(RetrievalClaim):
             events = self.emerged(r)
             first = self.first_by_role(events)
             steps = sorted(first.values())
-            scores = [float(v.max()) for k, v in r.metrics.items()
-                      if k.startswith("head") and not k.endswith("_self")]
+            scores = [float(r.metric(m.name).max()) for m in head_metrics(r.metrics)
+                      if m.role != "self"]
             drops = {}
             if r.final and events:
                 base = r.final["depth_acc"]

@@ -15,6 +15,7 @@ from attnverify.compare.claims.musat.protocols import LEARNED
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished
 from attnverify.compare.plotting import PALETTE, SHARE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
+from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric, metric_depths
 
 
 def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
@@ -71,11 +72,10 @@ def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, st
     """Per-depth accuracy over training with head emergence steps marked."""
     fig, (ax,) = new_figure(width=5.0)
     colours = [PALETTE[c] for c in ("blue", "orange", "green", "red", "purple")]
-    depths = sorted(int(k[9:]) for k in result.metrics if k.startswith("acc_depth"))
-    for colour, k in zip(colours, depths, strict=False):
-        ax.plot(result.eval_steps, result.metric(f"acc_depth{k}"), color=colour,
+    for colour, k in zip(colours, metric_depths(result.metrics), strict=False):
+        ax.plot(result.eval_steps, result.metric(depth_metric(k)), color=colour,
                 label=f"depth {k}")
-    ax.plot(result.eval_steps, result.metric("query_acc"), color=PALETTE["theory"],
+    ax.plot(result.eval_steps, result.metric(QUERY_ACCURACY), color=PALETTE["theory"],
             linestyle="--", label="query")
     for step, layer, head, role in events:
         ax.axvline(step, color=PALETTE["grey"], linewidth=0.8, linestyle=":")
@@ -110,7 +110,7 @@ def crossings_figure(results: Sequence[RunResult], rows: Sequence[dict[str, Any]
             if k == 0:
                 continue  # the token itself, learned at once: it orders nothing
             colour = colours[(k - 1) % len(colours)]
-            ax.plot(eval_steps, run.metric(f"acc_depth{k}"), color=colour, marker=".",
+            ax.plot(eval_steps, run.metric(depth_metric(k)), color=colour, marker=".",
                     markersize=3, linewidth=1, label=f"depth {k}")
             if step is not None:
                 ax.axvline(step, color=colour, linewidth=1, linestyle="--")
@@ -139,7 +139,7 @@ def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
     fig, (ax,) = new_figure()
     for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
                                    ("IC", "query-only"), strict=True):
-        runs_with_band(ax, runs, "query_acc", colour, f"{label} (mean, 95% CI; thin: seeds)",
+        runs_with_band(ax, runs, QUERY_ACCURACY, colour, f"{label} (mean, 95% CI; thin: seeds)",
                        bounds=SHARE)
     ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
     ax.set_xlabel("training step")

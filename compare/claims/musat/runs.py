@@ -13,6 +13,7 @@ from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED, NEAR_CHANCE_ALPHA
 from attnverify.empirics import Adam, RunResult, RunSpec
 from attnverify.empirics.retrieval import RetrievalTask
+from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric
 from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
 
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
@@ -86,7 +87,7 @@ def final_query(result: RunResult) -> float:
     """Final query accuracy (NaN for a diverged run: each claim says whether a crash counts as
     a failed seed, where the claim is that the query is learned, or is left out, where a crash
     would otherwise count as evidence that it is not)."""
-    return float("nan") if result.diverged else float(result.metric("query_acc")[-1])
+    return float("nan") if result.diverged else float(result.metric(QUERY_ACCURACY)[-1])
 
 
 def learned(result: RunResult) -> bool:
@@ -109,7 +110,7 @@ def learned_depths(result: RunResult, depths: tuple[int, ...]) -> bool:
     >= 0.9); a diverged run, or one without those metrics, did not."""
     if result.diverged or not depths:
         return False
-    names = [f"acc_depth{k}" for k in depths]
+    names = [depth_metric(k) for k in depths]
     return all(name in result.metrics and float(result.metric(name)[-1]) >= LEARNED
                for name in names)
 

@@ -11,6 +11,14 @@ import numpy as np
 
 from attnverify import theory
 from attnverify.compare.claim import Assessment, ClaimKind, Verdict
+from attnverify.compare.claims.musat.below_bound import (
+    Outcome,
+    decide_below_bound,
+    decision_text,
+    outcome,
+    outcome_counts,
+    pending,
+)
 from attnverify.compare.claims.musat.bounds import RECONSTRUCTION
 from attnverify.compare.claims.musat.figures import depth_heatmap
 from attnverify.compare.claims.musat.protocols import (
@@ -20,7 +28,7 @@ from attnverify.compare.claims.musat.protocols import (
     SHALLOW_DESIGN,
     SHALLOW_PROTOCOL,
 )
-from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim, diverged_note
+from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
 from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     Cell,
@@ -31,7 +39,6 @@ from attnverify.compare.claims.musat.runs import (
     finished,
     grid_cells,
     learned,
-    learned_depths,
     learns_in_half,
     near_chance,
     retrieval_spec,
@@ -53,17 +60,19 @@ class ShallowModelsFail(RetrievalClaim):
     chance (not above 1/K at one-sided exact binomial p < 0.025 over the evaluation examples:
     ``runs.near_chance``), even with the implicit curriculum.
 
-    Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model's final query accuracy
-    is near chance; a group-sequential exact binomial design on the count (H0: near chance in
-    at most half of the seeds; H1: in 95%). Testable only where the shallow cell has at least
-    2 layers (one layer fails for a reason that has nothing to do with depth: see below) and a
-    control with the refined bound + 1 layers, at the same D, distractors and budget, learns
-    in at least half of its seeds (else failing says nothing about depth), and the shallow
-    cell itself learns the statement depths its layers allow under both bounds (1 and 2 for 2
-    layers: ``runs.allowed_depths``) in at least half of its seeds (else it learned nothing,
-    and a model that learns nothing stays near chance whatever the bound). At quick the
-    shallow cell is one layer at D = 2 and the claim is not testable there; full trains D = 5
-    with 2 layers (D = 5 needs 3) and its 4-layer control.
+    Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model learns the statement
+    depths its layers allow under both bounds (1 and 2 for 2 layers: ``runs.allowed_depths``)
+    and yet stays near chance on the query: a seed supports, contradicts (learned them, query
+    above chance) or is untrained (did not learn them: a model that learns nothing stays near
+    chance whatever the bound). A group-sequential exact binomial design on the supporting
+    seeds (H0: near chance in at most half of the trained seeds; H1: in 95%) confirms; its
+    futility stop refutes only where the contradicting seeds alone reach it
+    (:mod:`.below_bound`). Testable only where the shallow cell has at least 2 layers (one
+    layer fails for a reason that has nothing to do with depth: see below) and a control with
+    the refined bound + 1 layers, at the same D, distractors and budget, learns in at least
+    half of its seeds (else failing says nothing about depth). At quick the shallow cell is
+    one layer at D = 2 and the claim is not testable there; full trains D = 5 with 2 layers
+    (D = 5 needs 3) and its 4-layer control.
 
     In stages: where there is a control, it trains first (with the other cells), and the
     shallow cell only once the control has learned in half of its seeds, in the looks of
@@ -82,7 +91,11 @@ class ShallowModelsFail(RetrievalClaim):
     the shallow cell must learn its allowed statement depths in half of its seeds (a review
     found that a confirmation could otherwise come from 2-layer models that learn nothing at
     this budget; quick's calibration cell at the bound, D = 2 with 2 layers, learned nothing
-    in 4000 steps).
+    in 4000 steps). Changed on 2026-11-28, before any run of the shallow cell was read: that
+    gate counted over the cell while the count took every seed near chance, so a confirmation
+    could rest on half the seeds (4 of 8 trained and near chance, 4 untrained: a 14% chance of
+    confirming with trained seeds at H0, by simulation); each seed now supports only if it
+    learned the allowed depths (:mod:`.below_bound`), which replaces the gate.
 
     Why one layer scores below 1/K (derived here, not in the paper; the verdict does not use
     it): 1/K is the accuracy of a model that knows the K roots but not which chain is asked.
@@ -100,7 +113,7 @@ class ShallowModelsFail(RetrievalClaim):
     id = "musat.shallow_models_fail"
     kind = ClaimKind.PAPER
     protocol = SHALLOW_PROTOCOL
-    code_version = 5
+    code_version = 6
     statement = ("Trained models with fewer layers than the bound stay near chance on the query "
                  "(many chains, so slot-reading shortcuts are closed).")
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
@@ -186,9 +199,15 @@ class ShallowModelsFail(RetrievalClaim):
         groups = self.groups(params, results)
         if self._untestable(params, groups) or any(r.diverged for r in groups[0]):
             return []  # the layers or the control leave it not testable: nothing to decide
-        pending = design.pending([near_chance(final_query(r), params["K"], params["eval_size"])
-                                  for r in groups[0]])
-        return [retrieval_spec(params, "shallow", True, DECISION_SEEDS + i) for i in pending]
+        todo = pending(design, self.outcomes(params, groups[0]))
+        return [retrieval_spec(params, "shallow", True, DECISION_SEEDS + i) for i in todo]
+
+    @staticmethod
+    def outcomes(params: dict[str, Any], runs: Sequence[RunResult]) -> list[Outcome]:
+        """Each finished shallow seed's outcome (:mod:`.below_bound`), in seed order."""
+        D, layers = params["shallow"][:2]
+        return [outcome(r, D, layers, params["K"], params["eval_size"]) for r in runs
+                if not r.diverged]
 
     def groups(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[list]:
         """The results of each group of :meth:`plan`, matched by cell and curriculum (the
@@ -211,20 +230,23 @@ class ShallowModelsFail(RetrievalClaim):
         D, layers = params["shallow"][:2]
         bound = theory.musat.min_layers_value(D)
         near = [near_chance(a, params["K"], params["eval_size"]) for a in accs]
+        outcomes = self.outcomes(params, groups[0])
+        supports = sum(o is Outcome.SUPPORTS for o in outcomes)
         design = self.design(params)
         looks = design.looks if design else ()
-        result = design.decide(near) if design and not diverged and len(near) in looks \
-            else None
-        lo, hi = binomial_ci(sum(near), len(near)) if near else (float("nan"), float("nan"))
+        decision = (decide_below_bound(design, outcomes)
+                    if design and not diverged and len(outcomes) in looks else None)
+        lo, hi = (binomial_ci(supports, len(outcomes)) if outcomes
+                  else (float("nan"), float("nan")))
         why = (f"{layers} layer(s) < min_layers({D}) = {bound}: {sum(near)} of {len(near)} "
                f"seeds near chance (final query <= {limit:.3f}: not above 1/K at one-sided "
                f"binomial p < {NEAR_CHANCE_ALPHA} over {params['eval_size']} examples), mean "
                f"accuracy "
                f"{np.mean(accs) if accs else float('nan'):.3f}" + _value_slot_note(params)
-               + diverged_note(diverged))
-        if layers >= 2 and groups[0]:
-            why += (f"; {sum(shallow_trained(params, groups[0]))} of {len(groups[0])} learned "
-                    f"the statement {depth_text(params)}")
+               + (f"; {diverged} diverged" if diverged else ""))
+        if layers >= 2 and outcomes:
+            why += (f"; of the {len(outcomes)} finished seeds {outcome_counts(outcomes)} "
+                    f"({depth_text(params)})")
         untestable = self._untestable(params, groups)
         if untestable:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
@@ -234,13 +256,23 @@ class ShallowModelsFail(RetrievalClaim):
                 why += f" Measured anyway: {measured}"
             elif not shallow_looks(params):
                 why += " The shallow cell is not trained at this profile."
-        elif design is None or result is None:
+        elif diverged:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why += (f"; {len(near)} finished seeds, not a look of {list(looks)}: every seed of "
-                    f"a look must finish")
+            why += (f"; not testable: {diverged} shallow seed(s) diverged, and every seed of a "
+                    f"look must finish (a crash is evidence neither way)")
+        elif design is None or decision is None:
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
+            why += (f"; {len(outcomes)} finished seeds, not a look of {list(looks)}: every seed "
+                    f"of a look must finish")
+        elif decision.untrained_stop:
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
+            why += (f"; {decision_text(design, decision)}. Not testable at this budget: a "
+                    f"model that learns nothing stays near chance whatever the bound, and too "
+                    f"few seeds learned the statements their layers allow for the rest to "
+                    f"decide (a longer budget would make it testable)")
         else:
-            verdict, reason = sequential_verdict(result.stop)
-            why += f"; {design.look_text(result)}"
+            verdict, reason = sequential_verdict(decision.look.stop)
+            why += f"; {decision_text(design, decision)}"
             if verdict is Verdict.CONFIRMED:
                 why += (f". What this shows: at D = {D}, {layers} layers stay near chance on the "
                         f"query where they learn the shallower statements and where the control "
@@ -248,17 +280,26 @@ class ShallowModelsFail(RetrievalClaim):
                         f"steps (musat.depth_step_at_refined_bound tests a step)")
         return Assessment(
             verdict=verdict, reason=reason,
-            p_value=design.p_value(result) if design and result and not untestable
-            and result.stop is not Stop.CONTINUE else None,
+            p_value=design.p_value(decision.look) if design and decision and not untestable
+            and not decision.untrained_stop and decision.look.stop is not Stop.CONTINUE
+            else None,
             theory=f"<= {limit:.3f} (bound: {bound} layers for D = {D})",
-            empirical=Measurement(sum(near) / len(near) if near else None, ci=[lo, hi],
-                                  confidence=0.95, quantity="fraction of seeds near chance",
+            empirical=Measurement(supports / len(outcomes) if outcomes else None, ci=[lo, hi],
+                                  confidence=0.95,
+                                  quantity=("fraction of seeds that learned the allowed "
+                                            "depths and stayed near chance (descriptive "
+                                            "interval)"),
                                   at=self.describe(params, "shallow", True)),
-            statistic=f"seeds near chance, over {len(near)} seeds. {RECONSTRUCTION}",
-            tolerance=Tolerance("not above chance 1/K (one-sided exact binomial per seed); "
-                                "exact group-sequential binomial design",
+            statistic=(f"seeds that learned the statement depths their layers allow and stay "
+                       f"near chance on the query, over {len(outcomes)} seeds. {RECONSTRUCTION}"),
+            tolerance=Tolerance("not above chance 1/K (one-sided exact binomial per seed), "
+                                "after learning the allowed statement depths (>= 0.9 each); "
+                                "exact group-sequential binomial design on the supporting "
+                                "seeds",
                                 {"near_chance": limit, **SHALLOW_DESIGN}),
-            explanation=why, n_seeds=len(accs), details={"query_acc": accs, "diverged": diverged})
+            explanation=why, n_seeds=len(accs),
+            details={"query_acc": accs, "diverged": diverged,
+                     "outcomes": [o.name.lower() for o in outcomes]})
 
     def figures(self, params: dict[str, Any], results: Sequence[RunResult],
                 assessment: Assessment) -> dict[str, Figure]:
@@ -284,22 +325,7 @@ class ShallowModelsFail(RetrievalClaim):
                     f"{sum(map(learned, control))} of {len(control)} seeds: the budget, not the "
                     f"depth, may be what fails (a longer budget would make it testable"
                     f"{skipped})")
-        shallow = groups[0]
-        trained = shallow_trained(params, shallow)
-        if shallow and 2 * sum(trained) < len(shallow):
-            return (f"the shallow cell learned the statement depths its {layers} layers allow "
-                    f"({depth_text(params)}) in {sum(trained)} of {len(shallow)} seeds: a model "
-                    f"that learns nothing at this budget stays near chance whatever the bound, "
-                    f"so its failure on the query says nothing about depth")
         return ""
-
-
-def shallow_trained(params: dict[str, Any], runs: Sequence[RunResult]) -> list[bool]:
-    """Per shallow seed: it learned every statement depth its layers allow under both bounds
-    (``runs.allowed_depths``), so that it cannot be near chance on the query merely for having
-    learned nothing."""
-    D, layers = params["shallow"][:2]
-    return [learned_depths(r, allowed_depths(layers, D)) for r in runs]
 
 
 def depth_text(params: dict[str, Any]) -> str:

@@ -56,6 +56,7 @@ from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
+from attnverify.empirics.retrieval_metrics import depth_metric
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -118,8 +119,8 @@ class SufficientDepthLearns(RetrievalClaim):
                f"steps")
         if result.look:
             why += f"; {design.look_text(result)}"
-        plateau = [round(float(r.metrics[f"acc_depth{D}"][-1]), 2) for r in runs
-                   if f"acc_depth{D}" in r.metrics and not learned(r)]
+        plateau = [round(float(r.metrics[depth_metric(D)][-1]), 2) for r in runs
+                   if depth_metric(D) in r.metrics and not learned(r)]
         if plateau:
             why += (f" (the others' depth-{D} statement accuracy at the end: {plateau}; a seed "
                     "with every statement right and the query at chance has learned the chain "
