@@ -1,11 +1,11 @@
 """The per-seed rule below the depth bound (compare/claims/musat/below_bound.py): a seed
 supports only where it learned the statement depths its layers allow; the error rates the
-module docstring derives hold by simulation whatever share of seeds stays untrained, and the
-rule it replaced (a cell-level gate, every seed near chance counted) does not keep them."""
+module docstring derives hold exactly (every count of each look enumerated) whatever share of
+seeds stays untrained, and the rule it replaced (a cell-level gate, every seed near chance
+counted) does not keep them."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from scipy import stats
 
@@ -21,26 +21,45 @@ from attnverify.compare.sequential import SequentialDesign, Stop
 
 FULL = SequentialDesign((8, 12), **SHALLOW_DESIGN)
 """The shallow cell's design at full."""
-TRIALS = 4000
+STEP = SequentialDesign((6, 12), **SHALLOW_DESIGN)
+"""The depth step's past-bound design at full."""
 S, C, U = Outcome.SUPPORTS, Outcome.CONTRADICTS, Outcome.UNTRAINED
 
 
-def draw(rng: np.random.Generator, untrained: float, near: float, n: int) -> list[Outcome]:
-    """``n`` seeds: untrained with probability ``untrained``, else near chance with
-    probability ``near``."""
-    u, q = rng.random(n), rng.random(n)
-    return [U if a < untrained else (S if b < near else C) for a, b in zip(u, q, strict=True)]
+def blocks(n: int, probs: dict[Outcome, float]):
+    """Every (supports, contradicts, untrained) count of ``n`` seeds with its multinomial
+    probability."""
+    for s in range(n + 1):
+        for c in range(n + 1 - s):
+            u = n - s - c
+            p = stats.multinomial.pmf([s, c, u], n, [probs[S], probs[C], probs[U]])
+            yield [S] * s + [C] * c + [U] * u, float(p)
 
 
-def rates(untrained: float, near: float, seed: int = 0) -> tuple[float, float]:
-    """Simulated (confirmed, refuted) of the rule on the full design."""
-    rng = np.random.default_rng(seed)
-    confirmed = refuted = 0
-    for _ in range(TRIALS):
-        d = decide_below_bound(FULL, draw(rng, untrained, near, FULL.n_max))
-        confirmed += d.confirmed
-        refuted += d.refuted
-    return confirmed / TRIALS, refuted / TRIALS
+def exact_rates(design: SequentialDesign, trained: float, near_trained: float,
+                near_untrained: float = 1.0) -> tuple[float, float]:
+    """Exact (confirmed, refuted) of the rule, by enumerating every count of each look's
+    block (the decision reads counts only) through ``decide_below_bound`` itself: a seed is
+    trained with probability ``trained``, near chance with ``near_trained`` if trained and
+    ``near_untrained`` if not (an untrained seed above chance contradicts)."""
+    probs = {S: trained * near_trained,
+             C: trained * (1 - near_trained) + (1 - trained) * (1 - near_untrained),
+             U: (1 - trained) * near_untrained}
+    confirmed = refuted = 0.0
+    paths = [([], 1.0)]
+    previous = 0
+    for n in design.looks:
+        going = []
+        for head, p_head in paths:
+            for block, p_block in blocks(n - previous, probs):
+                seeds, p = head + block, p_head * p_block
+                d = decide_below_bound(design, seeds)
+                confirmed += p * d.confirmed
+                refuted += p * d.refuted
+                if d.look.stop is Stop.CONTINUE:
+                    going.append((seeds, p))
+        paths, previous = going, n
+    return confirmed, refuted
 
 
 def refutation_bound(design: SequentialDesign, p1: float) -> float:
@@ -51,44 +70,60 @@ def refutation_bound(design: SequentialDesign, p1: float) -> float:
                                                                  strict=True)))
 
 
-def slack(rate: float) -> float:
-    return 3 * np.sqrt(max(rate, 1e-3) * (1 - rate) / TRIALS)
+@pytest.mark.parametrize("design", [FULL, STEP], ids=["shallow", "step"])
+@pytest.mark.parametrize("trained", [1.0, 0.8, 0.5, 0.2])
+def test_confirming_keeps_alpha_whatever_share_stays_untrained(design, trained):
+    """H0: near chance in half of the trained seeds (untrained ones near chance: the most
+    favourable to a confirmation)."""
+    confirmed, _ = exact_rates(design, trained, SHALLOW_DESIGN["p0"])
+    assert confirmed <= SHALLOW_DESIGN["alpha"]
+    if trained == 1.0:  # every seed trained: the design's own rate
+        assert confirmed == pytest.approx(design.operating_characteristics(0.5).confirmed)
 
 
-@pytest.mark.parametrize("untrained", [0.0, 0.3, 0.5, 0.8])
-def test_confirming_keeps_alpha_whatever_share_stays_untrained(untrained):
-    confirmed, _ = rates(untrained, SHALLOW_DESIGN["p0"])
-    assert confirmed <= SHALLOW_DESIGN["alpha"] + slack(SHALLOW_DESIGN["alpha"])
-
-
-@pytest.mark.parametrize("untrained", [0.0, 0.3, 0.6, 0.9])
-def test_refuting_under_h1_stays_within_its_bound(untrained):
-    bound = refutation_bound(FULL, SHALLOW_DESIGN["p1"])
+@pytest.mark.parametrize("design", [FULL, STEP], ids=["shallow", "step"])
+@pytest.mark.parametrize(("trained", "near_trained", "near_untrained"), [
+    (1.0, 0.95, 1.0), (0.7, 0.95, 1.0), (0.7, 1.0, 5 / 6), (0.3, 0.95, 0.95),
+    (0.0, 1.0, 0.95)])
+def test_refuting_under_h1_stays_within_its_bound(design, trained, near_trained,
+                                                 near_untrained):
+    """H1: near chance in 95% of the seeds or more, however the 5% split between trained
+    and untrained seeds."""
+    near = trained * near_trained + (1 - trained) * near_untrained
+    assert near >= 0.95 - 1e-12
+    bound = refutation_bound(design, SHALLOW_DESIGN["p1"])
     assert bound <= SHALLOW_DESIGN["beta"]
-    assert bound == pytest.approx(0.025, abs=0.001)  # the figure the protocols state
-    _, refuted = rates(untrained, SHALLOW_DESIGN["p1"], seed=1)
-    assert refuted <= bound + slack(bound)
+    _, refuted = exact_rates(design, trained, near_trained, near_untrained)
+    assert refuted <= bound
 
 
-def test_untrained_seeds_cost_power():
-    confirmed_all_trained, _ = rates(0.0, 0.95, seed=2)
-    confirmed_some_untrained, _ = rates(0.3, 0.95, seed=2)
-    assert confirmed_all_trained > 0.95 and confirmed_some_untrained < 0.5
+def test_the_stated_figures():
+    assert refutation_bound(FULL, 0.95) == pytest.approx(0.025, abs=0.001)
+    power = [exact_rates(FULL, trained, 0.95)[0] for trained in (1.0, 0.95, 0.8)]
+    assert [round(p, 2) for p in power] == [0.98, 0.90, 0.43]  # the protocol's weaknesses
 
 
 def test_the_replaced_rule_confirmed_far_above_alpha():
     """The rule of 2026-11-27: testable where half of the seeds learned the allowed depths,
-    then every seed near chance counted, trained or not. With half the seeds untrained and the
-    trained ones at H0, it confirmed far more often than 0.025; the new rule does not."""
-    rng = np.random.default_rng(3)
-    old = 0
-    for _ in range(TRIALS):
-        seeds = draw(rng, 0.5, SHALLOW_DESIGN["p0"], FULL.n_max)
-        look = FULL.decide([o is not C for o in seeds])  # untrained seeds are near chance
-        trained = sum(o is not U for o in seeds[:look.seeds])
-        old += look.stop is Stop.EFFICACY and 2 * trained >= look.seeds
-    assert old / TRIALS > 0.1
-    assert rates(0.5, SHALLOW_DESIGN["p0"], seed=3)[0] <= 0.025 + slack(0.025)
+    then every seed near chance counted, trained or not. With half the seeds untrained and
+    the trained ones at H0, it confirmed about 14% of the time; the new rule almost never does."""
+    probs = {S: 0.25, C: 0.25, U: 0.5}
+    old = 0.0
+    paths = [([], 1.0)]
+    previous = 0
+    for n in FULL.looks:
+        going = []
+        for head, p_head in paths:
+            for block, p_block in blocks(n - previous, probs):
+                seeds, p = head + block, p_head * p_block
+                look = FULL.decide([o is not C for o in seeds])
+                trained = sum(o is not U for o in seeds[:look.seeds])
+                old += p * (look.stop is Stop.EFFICACY and 2 * trained >= look.seeds)
+                if look.stop is Stop.CONTINUE:
+                    going.append((seeds, p))
+        paths, previous = going, n
+    assert old == pytest.approx(0.143, abs=0.001)
+    assert exact_rates(FULL, 0.5, SHALLOW_DESIGN["p0"])[0] < 1e-4
 
 
 @pytest.mark.parametrize(("outcomes", "stop", "refuted", "untrained_stop", "lenient"), [
@@ -119,5 +154,5 @@ def test_the_next_look_follows_the_supporting_seeds():
 
 def test_outcome_counts_names_all_three():
     assert outcome_counts([S, S, C, U, U, U]) == (
-        "2 learned the allowed statement depths and stayed near chance, 1 learned them and "
-        "rose above chance, 3 did not learn them (evidence neither way)")
+        "2 learned the allowed statement depths and stayed near chance, 1 rose above chance, "
+        "3 did not learn the allowed depths and stayed near chance (evidence neither way)")

@@ -102,7 +102,7 @@ def test_past_the_bound_a_seed_counts_only_where_it_learned_its_allowed_depths()
     # 4 of the first 6 untrained: 2 support (futility at 3), 6 do not contradict
     a, counts = staged([LEARNS] * 12, [CHANCE] * 12, untrained=(0, 1, 2, 3))
     assert (a.verdict, a.reason, counts) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, [6, 6])
-    assert "4 did not learn them (evidence neither way)" in a.explanation
+    assert "4 did not learn the allowed depths and stayed near chance" in a.explanation
     assert "Not testable at this budget" in a.explanation and a.p_value is None
     # 3 untrained, 3 trained and above chance: the contradicting seeds alone refute (3 <= 3)
     a, counts = staged([LEARNS] * 12, [CHANCE] * 3 + [LEARNS] * 3 + [CHANCE] * 6,

@@ -141,6 +141,10 @@ TRAINED, UNTRAINED = (1.0, 1.0, 1.0), (1.0, 1.0, 0.85)
     # 2 trained and above chance, 6 untrained: 6 do not contradict, above futility (5)
     ([TRAINED] * 2 + [UNTRAINED] * 6, [0.95] * 2 + [0.25] * 6, Verdict.INCONCLUSIVE,
      Reason.NOT_TESTABLE, [8]),
+    # above chance without the allowed depths still contradicts: the bound allows no model
+    # above chance, whatever it learned
+    ([TRAINED] * 5 + [UNTRAINED] * 3, [0.25] * 5 + [0.95] * 3, Verdict.REFUTED,
+     Reason.DECIDED, [8]),
 ])
 def test_shallow_rule_counts_a_seed_only_where_it_learned_its_allowed_depths(
         depths, query, verdict, reason, stages):
@@ -155,6 +159,7 @@ def test_shallow_rule_counts_a_seed_only_where_it_learned_its_allowed_depths(
     n = sum(stages)
     support = sum(all(d >= 0.9 for d in final[1:]) and q < 0.5
                   for final, q in zip(depths[:n], query[:n], strict=True))
+    assert f"{sum(q > 0.5 for q in query[:n])} rose above chance" in a.explanation
     assert f"{support} learned the allowed statement depths and stayed near chance" \
         in a.explanation
     assert a.empirical.value == support / n

@@ -2,12 +2,13 @@
 ``musat.shallow_models_fail`` and the past-bound cell of ``musat.depth_step_at_refined_bound``)
 and its sequential decision.
 
-Below the bound the claim is conditional: a model that learns what its layers allow (the
-statement depths both bounds let it bring home, ``runs.allowed_depths``) still stays near
-chance on the query. A model that learned nothing at the budget stays near chance whatever the
-bound, so each seed has one of three outcomes: it **supports** (learned the allowed depths, query
-near chance), **contradicts** (learned them, query above chance) or is **untrained** (did not
-learn them: evidence neither way).
+Below the bound the query stays near chance, and that says something about depth only where
+the model learned what its layers allow (the statement depths both bounds let it bring home,
+``runs.allowed_depths``): a model that learned nothing at the budget stays near chance whatever
+the bound. So each seed has one of three outcomes: it **supports** (learned the allowed depths,
+query near chance), **contradicts** (query above chance, whatever it learned: the bound allows
+no model that) or is **untrained** (did not learn the allowed depths, query near chance:
+evidence neither way).
 
 The decision (rule of 2026-11-28, docs/methodology.md): the group-sequential exact binomial
 design runs on the supporting seeds, an untrained seed counting as no support; it confirms at
@@ -15,10 +16,12 @@ its efficacy boundary. At its futility boundary it refutes only where the seeds 
 contradict are also at or below that boundary (untrained ones counted as support); otherwise
 the untrained seeds stopped it and the cell is not testable at this budget. Error rates (derived
 here): with q the rate of near chance among trained seeds, H0 q <= 0.5 gives a per-seed support
-rate <= 0.5, so a confirmation keeps the design's alpha; H1 q >= 0.95 gives a per-seed rate of
-not contradicting >= 0.95, so a refutation has probability at most the sum over looks of
+rate <= 0.5, so a confirmation keeps the design's alpha, whatever share stays untrained; H1,
+near chance in 95% of the seeds or more (trained or not), gives a per-seed rate of not
+contradicting >= 0.95, so a refutation has probability at most the sum over looks of
 P(Bin(n_k, 0.95) <= futility_k) (0.025 at full's looks of 8 and 12). Untrained seeds cost
-power, never error rate.
+power, never error rate. A verdict left 'not testable at this budget' is final for these
+seeds: a longer budget is a new test, on fresh seeds.
 """
 
 from __future__ import annotations
@@ -41,16 +44,17 @@ class Outcome(StrEnum):
     """One seed below the bound (module docstring)."""
 
     SUPPORTS = "learned the allowed depths, query near chance"
-    CONTRADICTS = "learned the allowed depths, query above chance"
-    UNTRAINED = "did not learn the allowed depths"
+    CONTRADICTS = "query above chance"
+    UNTRAINED = "did not learn the allowed depths, query near chance"
 
 
 def outcome(run: RunResult, D: int, layers: int, K: int, eval_size: int) -> Outcome:
     """The outcome of one finished (not diverged) run of the cell (D, ``layers``)."""
-    if not learned_depths(run, allowed_depths(layers, D)):
-        return Outcome.UNTRAINED
-    near = near_chance(final_query(run), K, eval_size)
-    return Outcome.SUPPORTS if near else Outcome.CONTRADICTS
+    if not near_chance(final_query(run), K, eval_size):
+        return Outcome.CONTRADICTS
+    if learned_depths(run, allowed_depths(layers, D)):
+        return Outcome.SUPPORTS
+    return Outcome.UNTRAINED
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,8 @@ def outcome_counts(outcomes: Sequence[Outcome]) -> str:
     """'S support, C contradict, U untrained', for explanations."""
     n = {o: sum(x is o for x in outcomes) for o in Outcome}
     return (f"{n[Outcome.SUPPORTS]} learned the allowed statement depths and stayed near "
-            f"chance, {n[Outcome.CONTRADICTS]} learned them and rose above chance, "
-            f"{n[Outcome.UNTRAINED]} did not learn them (evidence neither way)")
+            f"chance, {n[Outcome.CONTRADICTS]} rose above chance, {n[Outcome.UNTRAINED]} did "
+            f"not learn the allowed depths and stayed near chance (evidence neither way)")
 
 
 def decision_text(design: SequentialDesign, decision: BelowBoundDecision) -> str:

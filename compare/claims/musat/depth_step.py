@@ -94,13 +94,14 @@ STEP_PROTOCOL = Protocol(
               "evaluation examples) one hop further, at D_t + 1, where they learn the "
               "statement depths t layers allow (>= 0.9 at each)"),
     unit=("per seed at the bound: learned or not (a diverged run did not learn); per seed past "
-          "it: supports (learned the allowed depths, near chance), contradicts (learned them, "
-          "above chance) or untrained (evidence neither way; compare.claims.musat."
-          "below_bound); a diverged run past the bound makes the claim not testable"),
+          "it: supports (learned the allowed depths, near chance), contradicts (above chance, "
+          "whatever it learned) or untrained (did not learn the allowed depths, near chance: "
+          "evidence neither way; compare.claims.musat.below_bound); a diverged run past the "
+          "bound makes the claim not testable"),
     h0=("at the bound, models learn in at most half of the seeds, or one hop past it, among "
         "seeds that learn the allowed depths, they stay near chance in at most half"),
-    h1=("at the bound they learn in 90% of the seeds or more, and one hop past it, among seeds "
-        "that learn the allowed depths, they stay near chance in 95% or more"),
+    h1=("at the bound they learn in 90% of the seeds or more, and one hop past it they stay "
+        "near chance in 95% of the seeds or more"),
     test=("two group-sequential exact binomial designs (those of musat.sufficient_depth_learns "
           "and musat.shallow_models_fail), looks at 6 and 12 seeds per step cell at full, "
           "O'Brien-Fleming-type spending, binding futility; an intersection-union test: the "
@@ -166,8 +167,9 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     code_version = 5
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "
                  "derived here), trained models with t layers learn the query at the largest D "
-                 "they can solve and stay near chance one hop further: one step of the "
-                 "logarithmic growth, in training.")
+                 "they can solve and stay near chance one hop further, also where they learn "
+                 "the statements t layers can resolve: one step of the logarithmic growth, in "
+                 "training.")
     untestable_theory = "learned at the bound, near chance one hop past it"
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         profile: RETRIEVAL[profile] | STEP[profile] for profile in RETRIEVAL}
@@ -226,8 +228,9 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
         """The step cells' next looks: none until both controls have learned in half of their
         seeds (the claim is otherwise not testable, and the step cells would decide nothing),
-        and none once either design has stopped for futility (that refutes the claim,
-        whatever the other cell shows) or a seed past the bound has diverged (not
+        and none once either design has stopped for futility (that refutes the claim, or past
+        the bound, where only untrained seeds caused it, leaves it not testable: no outcome of
+        the other cell can then confirm) or a seed past the bound has diverged (not
         testable)."""
         if params["step"] is None or _step_untestable(*params["step"][:2]):
             return []
@@ -312,7 +315,8 @@ class DepthStepAtRefinedBound(RetrievalClaim):
         if reason is Reason.NOT_TESTABLE:
             why += (". Not testable at this budget: past the bound too few seeds learned the "
                     "statement depths their layers allow for the rest to decide (a model that "
-                    "learns nothing stays near chance whatever the bound)")
+                    "learns nothing stays near chance whatever the bound; a longer budget, as a "
+                    "new test on fresh seeds, could decide)")
         if verdict is Verdict.REFUTED:
             sides = [name for name, r in (
                 ("models at the bound do not learn", learn),
@@ -344,6 +348,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
                                  "fail_design": SHALLOW_DESIGN}),
             explanation=why, n_seeds=n_seeds,
             details={"at_bound": [final_query(r) for r in at_bound], "past_bound": past_accs,
+                     "past_bound_outcomes": [o.name.lower() for o in outcomes],
                      "controls": [[final_query(r) for r in runs] for runs in controls]})
 
     def figures(self, params: dict[str, Any], results: Sequence[RunResult],

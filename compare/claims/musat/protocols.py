@@ -41,7 +41,9 @@ BUDGET = ("a short step budget (quick: 4000 steps at batch 64; the paper: 24k at
 SUFFICIENT_DESIGN = {"p0": 0.5, "p1": 0.9, "alpha": 0.025, "beta": 0.10}
 """H0: a sufficiently deep model learns in at most half of the seeds; H1: in 90% or more."""
 SHALLOW_DESIGN = {"p0": 0.5, "p1": 0.95, "alpha": 0.025, "beta": 0.10}
-"""H0: a model below the bound stays near chance in at most half of the seeds; H1: in 95%."""
+"""Below the bound (compare.claims.musat.below_bound): H0, a model that learns the statement
+depths its layers allow stays near chance in at most half of such seeds; H1, it stays near
+chance in 95% of the seeds or more."""
 IC_MIN_GAP = 0.5
 """The smallest gap in success rate (IC minus query-only) that reads as 'query-only fails
 where IC succeeds'."""
@@ -54,12 +56,12 @@ SHALLOW_PROTOCOL = Protocol(
               "near chance on the query (final accuracy not above 1/K at one-sided exact "
               "binomial p < 0.025 over the evaluation examples), per seed"),
     unit=("per-seed outcome: supports (learned the allowed depths, near chance), contradicts "
-          "(learned them, above chance) or untrained (did not learn them: evidence neither "
-          "way); the shallow cell's seeds must all finish: a diverged run makes the claim not "
-          "testable"),
+          "(above chance, whatever it learned) or untrained (did not learn the allowed "
+          "depths, near chance: evidence neither way); the shallow cell's seeds must all "
+          "finish: a diverged run makes the claim not testable"),
     h0=("among seeds that learn the allowed depths, the shallow model stays near chance in at "
         "most half"),
-    h1="among them, it stays near chance in 95% or more",
+    h1="it stays near chance in 95% of the seeds or more (trained or not)",
     test=("group-sequential exact binomial design, O'Brien-Fleming-type spending, binding "
           "futility; looks at 8 and 12 seeds (full), trained only after the control has "
           "learned in half of its seeds"),

@@ -62,11 +62,12 @@ class ShallowModelsFail(RetrievalClaim):
 
     Protocol (``SHALLOW_PROTOCOL``): per seed, whether the shallow model learns the statement
     depths its layers allow under both bounds (1 and 2 for 2 layers: ``runs.allowed_depths``)
-    and yet stays near chance on the query: a seed supports, contradicts (learned them, query
-    above chance) or is untrained (did not learn them: a model that learns nothing stays near
-    chance whatever the bound). A group-sequential exact binomial design on the supporting
-    seeds (H0: near chance in at most half of the trained seeds; H1: in 95%) confirms; its
-    futility stop refutes only where the contradicting seeds alone reach it
+    and yet stays near chance on the query: a seed supports, contradicts (query above chance)
+    or is untrained (did not learn them, query near chance: a model that learns nothing stays
+    near chance whatever the bound). A group-sequential exact binomial design on the
+    supporting seeds (H0: near chance in at most half of the trained seeds; H1: near chance in
+    95% of the seeds) confirms; its futility stop refutes only where the contradicting seeds
+    alone reach it
     (:mod:`.below_bound`). Testable only where the shallow cell has at least 2 layers (one
     layer fails for a reason that has nothing to do with depth: see below) and a control with
     the refined bound + 1 layers, at the same D, distractors and budget, learns in at least
@@ -114,8 +115,9 @@ class ShallowModelsFail(RetrievalClaim):
     kind = ClaimKind.PAPER
     protocol = SHALLOW_PROTOCOL
     code_version = 6
-    statement = ("Trained models with fewer layers than the bound stay near chance on the query "
-                 "(many chains, so slot-reading shortcuts are closed).")
+    statement = ("Trained models with fewer layers than the bound stay near chance on the query, "
+                 "also where they learn the statements their layers can resolve (many chains, "
+                 "so slot-reading shortcuts are closed).")
     # the deep cells and the query-only ones only for the heat map (the deep query-only runs
     # are shared with musat.implicit_curriculum_needed)
     cells = (("shallow", True), ("deep", True), ("shallow", False), ("deep", False))
@@ -269,7 +271,7 @@ class ShallowModelsFail(RetrievalClaim):
             why += (f"; {decision_text(design, decision)}. Not testable at this budget: a "
                     f"model that learns nothing stays near chance whatever the bound, and too "
                     f"few seeds learned the statements their layers allow for the rest to "
-                    f"decide (a longer budget would make it testable)")
+                    f"decide (a longer budget, as a new test on fresh seeds, could)")
         else:
             verdict, reason = sequential_verdict(decision.look.stop)
             why += f"; {decision_text(design, decision)}"
