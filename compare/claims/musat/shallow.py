@@ -67,13 +67,12 @@ class ShallowModelsFail(RetrievalClaim):
     near chance whatever the bound). A group-sequential exact binomial design on the
     supporting seeds (H0: near chance in at most half of the trained seeds; H1: near chance in
     95% of the seeds) confirms; its futility stop refutes only where the contradicting seeds
-    alone reach it
-    (:mod:`.below_bound`). Testable only where the shallow cell has at least 2 layers (one
-    layer fails for a reason that has nothing to do with depth: see below) and a control with
-    the refined bound + 1 layers, at the same D, distractors and budget, learns in at least
-    half of its seeds (else failing says nothing about depth). At quick the shallow cell is
-    one layer at D = 2 and the claim is not testable there; full trains D = 5 with 2 layers
-    (D = 5 needs 3) and its 4-layer control.
+    alone reach it (:mod:`.below_bound`). Testable only where the shallow cell has at least 2
+    layers (one layer fails for a reason that has nothing to do with depth: see below) and a
+    control with the refined bound + 1 layers, at the same D, distractors and budget, learns
+    in at least half of its seeds (else failing says nothing about depth). At quick the
+    shallow cell is one layer at D = 2 and the claim is not testable there; full trains D = 5
+    with 2 layers (D = 5 needs 3) and its 4-layer control.
 
     In stages: where there is a control, it trains first (with the other cells), and the
     shallow cell only once the control has learned in half of its seeds, in the looks of
@@ -95,7 +94,7 @@ class ShallowModelsFail(RetrievalClaim):
     in 4000 steps). Changed on 2026-11-28, before any run of the shallow cell was read: that
     gate counted over the cell while the count took every seed near chance, so a confirmation
     could rest on half the seeds (4 of 8 trained and near chance, 4 untrained: a 14% chance of
-    confirming with trained seeds at H0, by simulation); each seed now supports only if it
+    confirming with trained seeds at H0, exactly); each seed now supports only if it
     learned the allowed depths (:mod:`.below_bound`), which replaces the gate.
 
     Why one layer scores below 1/K (derived here, not in the paper; the verdict does not use
