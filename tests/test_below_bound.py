@@ -36,6 +36,23 @@ def blocks(n: int, probs: dict[Outcome, float]):
             yield [S] * s + [C] * c + [U] * u, float(p)
 
 
+def paths(design: SequentialDesign, probs: dict[Outcome, float], look_of):
+    """Every seed sequence at which a rule stops or runs out of looks, with its probability:
+    each look's block enumerated by counts, the paths that ``look_of`` continues extended by
+    the next block (binding: a stopped path trains no more seeds)."""
+    going = [([], 1.0)]
+    previous = 0
+    for n in design.looks:
+        extended = [(head + block, p_head * p_block) for head, p_head in going
+                    for block, p_block in blocks(n - previous, probs)]
+        going, previous = [], n
+        for seeds, p in extended:
+            if look_of(seeds).stop is Stop.CONTINUE:
+                going.append((seeds, p))
+            else:
+                yield seeds, p
+
+
 def exact_rates(design: SequentialDesign, trained: float, near_trained: float,
                 near_untrained: float = 1.0) -> tuple[float, float]:
     """Exact (confirmed, refuted) of the rule, by enumerating every count of each look's
@@ -46,19 +63,10 @@ def exact_rates(design: SequentialDesign, trained: float, near_trained: float,
              C: trained * (1 - near_trained) + (1 - trained) * (1 - near_untrained),
              U: (1 - trained) * near_untrained}
     confirmed = refuted = 0.0
-    paths = [([], 1.0)]
-    previous = 0
-    for n in design.looks:
-        going = []
-        for head, p_head in paths:
-            for block, p_block in blocks(n - previous, probs):
-                seeds, p = head + block, p_head * p_block
-                d = decide_below_bound(design, seeds)
-                confirmed += p * d.confirmed
-                refuted += p * d.refuted
-                if d.look.stop is Stop.CONTINUE:
-                    going.append((seeds, p))
-        paths, previous = going, n
+    for seeds, p in paths(design, probs, lambda seeds: decide_below_bound(design, seeds).look):
+        d = decide_below_bound(design, seeds)
+        confirmed += p * d.confirmed
+        refuted += p * d.refuted
     return confirmed, refuted
 
 
@@ -108,20 +116,15 @@ def test_the_replaced_rule_confirmed_far_above_alpha():
     then every seed near chance counted, trained or not. With half the seeds untrained and
     the trained ones at H0, it confirmed about 14% of the time; the new rule almost never does."""
     probs = {S: 0.25, C: 0.25, U: 0.5}
+
+    def old_look(seeds):  # untrained seeds count as near chance
+        return FULL.decide([o is not C for o in seeds])
+
     old = 0.0
-    paths = [([], 1.0)]
-    previous = 0
-    for n in FULL.looks:
-        going = []
-        for head, p_head in paths:
-            for block, p_block in blocks(n - previous, probs):
-                seeds, p = head + block, p_head * p_block
-                look = FULL.decide([o is not C for o in seeds])
-                trained = sum(o is not U for o in seeds[:look.seeds])
-                old += p * (look.stop is Stop.EFFICACY and 2 * trained >= look.seeds)
-                if look.stop is Stop.CONTINUE:
-                    going.append((seeds, p))
-        paths, previous = going, n
+    for seeds, p in paths(FULL, probs, old_look):
+        look = old_look(seeds)
+        trained = sum(o is not U for o in seeds[:look.seeds])
+        old += p * (look.stop is Stop.EFFICACY and 2 * trained >= look.seeds)
     assert old == pytest.approx(0.143, abs=0.001)
     assert exact_rates(FULL, 0.5, SHALLOW_DESIGN["p0"])[0] < 1e-4
 
