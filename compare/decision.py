@@ -104,10 +104,12 @@ def count_test(cmp: GroupComparison, subject: str = "A") -> OneSided:
 
 def sequential_verdict(stop: Stop) -> tuple[Verdict, Reason]:
     """The verdict and reason of a sequential design's stop (:mod:`compare.sequential`):
-    efficacy confirms, futility refutes, anything else (the last look between the
-    boundaries, or runs missing) is inconclusive for want of seeds."""
+    efficacy confirms, futility refutes, the last look between the boundaries is
+    inconclusive for want of seeds, and an earlier look between them whose next block is
+    missing is an interim look (inconclusive until that block trains)."""
     return {Stop.EFFICACY: (Verdict.CONFIRMED, Reason.DECIDED),
-            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED)}.get(
+            Stop.FUTILITY: (Verdict.REFUTED, Reason.DECIDED),
+            Stop.CONTINUE: (Verdict.INCONCLUSIVE, Reason.INTERIM)}.get(
         stop, (Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED))
 
 

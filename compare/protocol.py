@@ -31,6 +31,10 @@ class Reason(StrEnum):
     what would make it testable."""
     BUDGET_REACHED = "budget reached"
     """The planned seeds (or samples) ran out before the primary test decided either way."""
+    INTERIM = "interim look"
+    """A sequential design fell between its boundaries at a look before its last, and the
+    next look's runs are not in the store (a report that trained nothing, or training that
+    stopped early): running the claim again trains them and goes on deciding."""
     CONFLICTING = "conflicting evidence"
     """Two tests at the protocol's level point in opposite directions."""
 

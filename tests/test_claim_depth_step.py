@@ -35,9 +35,10 @@ def fake(spec, final: float, statements: float = 1.0) -> RunResult:
 
 
 def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), untrained=(),
-           **changes):
+           followups=None, **changes):
     """Run the claim's stages on the given final accuracies (by cell, in seed order): the
-    first look, then whatever its followup asks for; the past-bound seeds at the indices
+    first look, then whatever its followup asks for (at most ``followups`` stages where given:
+    a report that stopped training early); the past-bound seeds at the indices
     ``untrained`` learn no statement depth (0.5 at each). Returns the assessment and how many
     runs each step cell trained."""
     claim = DepthStepAtRefinedBound()
@@ -57,8 +58,11 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), untraine
         return out
 
     results = run(claim.specs(params))
-    while more := claim.followup(params, results):
+    stages = 0
+    while (followups is None or stages < followups) and (
+            more := claim.followup(params, results)):
         results += run(more)
+        stages += 1
     counts = [trained[cell[:2]] for cell in claim.cells(params)[:2]]
     return claim.assess(params, results), counts
 
@@ -93,6 +97,15 @@ def test_rule(at_bound, past_bound, verdict, reason, trained, words):
     a, counts = staged(at_bound, past_bound)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
     assert counts == trained and words in a.explanation
+
+
+def test_a_first_look_between_the_boundaries_is_an_interim_look():
+    """6 of 6 learn at the bound and 6 of 6 stay near chance past it: neither design stops at
+    its first look, so with the second block not trained the verdict waits for it (interim
+    look, no p-value), not "budget reached"."""
+    a, counts = staged([LEARNS] * 12, [CHANCE] * 12, followups=1)  # controls, first look
+    assert (a.verdict, a.reason, counts) == (Verdict.INCONCLUSIVE, Reason.INTERIM, [6, 6])
+    assert a.p_value is None
 
 
 def test_past_the_bound_a_seed_counts_only_where_it_learned_its_allowed_depths():

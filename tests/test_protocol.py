@@ -13,10 +13,11 @@ import pytest
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Verdict
-from attnverify.compare.decision import OneSided, decide
+from attnverify.compare.decision import OneSided, decide, sequential_verdict
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.registry import CLAIMS, load_builtins
+from attnverify.compare.sequential import Stop
 from attnverify.compare.stats import (
     benjamini_hochberg,
     bonferroni_min,
@@ -98,6 +99,17 @@ def test_verdicts_carry_their_reason():
         assessment(Verdict.INCONCLUSIVE, Reason.DECIDED)
     with pytest.raises(ValueError, match="is decided"):
         assessment(Verdict.CONFIRMED, Reason.CONFLICTING)
+
+
+@pytest.mark.parametrize(("stop", "verdict", "reason"), [
+    (Stop.EFFICACY, Verdict.CONFIRMED, Reason.DECIDED),
+    (Stop.FUTILITY, Verdict.REFUTED, Reason.DECIDED),
+    (Stop.BUDGET, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # between the boundaries before the last look: the next block is missing, not the budget
+    (Stop.CONTINUE, Verdict.INCONCLUSIVE, Reason.INTERIM),
+])
+def test_sequential_verdict(stop, verdict, reason):
+    assert sequential_verdict(stop) == (verdict, reason)
 
 
 @pytest.mark.parametrize(("primary", "secondary", "refutation", "verdict", "reason"), [

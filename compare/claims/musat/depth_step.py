@@ -394,13 +394,16 @@ def _combined(learn: LookResult, fail: BelowBoundDecision) -> tuple[Verdict, Rea
     """Intersection-union: both at efficacy confirm, either refuting refutes (past the bound:
     a futility stop the contradicting seeds carry, :mod:`.below_bound`); a futility stop past
     the bound that only untrained seeds cause leaves the claim not testable at this budget;
-    else the seeds ran out before both decided."""
+    else an interim look while either side's next block is missing, or the seeds ran out
+    before both decided."""
     if learn.stop is Stop.EFFICACY and fail.confirmed:
         return Verdict.CONFIRMED, Reason.DECIDED
     if learn.stop is Stop.FUTILITY or fail.refuted:
         return Verdict.REFUTED, Reason.DECIDED
     if fail.untrained_stop:
         return Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
+    if Stop.CONTINUE in (learn.stop, fail.look.stop):
+        return Verdict.INCONCLUSIVE, Reason.INTERIM
     return Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
 
 

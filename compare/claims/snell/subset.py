@@ -129,7 +129,7 @@ class SubsetLearnedEverySeed(Claim):
         n, k = result.seeds, result.successes
         if result.look == 0:
             return Assessment(
-                verdict=Verdict.INCONCLUSIVE, reason=Reason.BUDGET_REACHED, theory=1.0,
+                verdict=Verdict.INCONCLUSIVE, reason=Reason.INTERIM, theory=1.0,
                 empirical=Measurement(None), statistic="no look completed",
                 tolerance=Tolerance(thresholds={"design": design.describe()}),
                 explanation=f"fewer runs ({len(results)}) than the first look needs.")
