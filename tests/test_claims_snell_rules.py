@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.snell import (
@@ -53,6 +54,26 @@ def test_group_comparison_directions():
     assert nothing.logrank_p_a_slower == 1.0 == nothing.logrank_p_a_faster
 
 
+def test_restricted_mean_is_the_area_under_the_kaplan_meier_curve():
+    """The restricted mean step of success is the integral of scipy's Kaplan-Meier "not yet
+    succeeded" curve from 0 to the budget (runs that never succeed censored there)."""
+    rng = np.random.default_rng(3)
+    budget = 200
+    for _ in range(20):
+        steps = [None if rng.random() < 0.3 else int(rng.integers(1, budget + 1))
+                 for _ in range(int(rng.integers(1, 12)))]
+        got = compare_groups(steps, [50], budget).restricted_mean_steps[0]
+        if all(s is None for s in steps):
+            assert got == budget
+            continue
+        times = np.array([budget if s is None else s for s in steps], dtype=float)
+        data = stats.CensoredData.right_censored(times, np.array([s is None for s in steps]))
+        grid = np.arange(budget)  # the survival is a step function of integer steps
+        area = float(stats.ecdf(data).sf.evaluate(grid).sum())
+        assert got == pytest.approx(area, abs=1e-9)
+    assert compare_groups([None, 100], [None], 100).restricted_mean_steps == (100.0, 100.0)
+
+
 def test_opposite_tests_give_conflicting_evidence():
     """A fails more often (Fisher) yet its successes come first (log-rank): two tests at the
     protocol's level point opposite ways, so the verdict is inconclusive, whichever decides."""
@@ -77,7 +98,11 @@ def test_permutation_is_hard_reads_both_groups():
              "ktiw_acc": [0.1, 1.0]}
     results = [fake(s, **(fail if s.task.distribution == "permutation" else learn))
                for s in specs]
-    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    a = claim.assess(params, results)
+    assert a.verdict is Verdict.CONFIRMED
+    # the headline summarises the deciding endpoint: never-learned permutations sit at the
+    # budget, the subset runs at their first successful evaluation
+    assert a.empirical.value == pytest.approx(params["steps"] - results[-1].eval_steps[-1])
     swapped = [fake(s, **(learn if s.task.distribution == "permutation" else fail))
                for s in specs]
     assert claim.assess(params, swapped).verdict is Verdict.REFUTED

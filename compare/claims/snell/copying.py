@@ -57,7 +57,10 @@ class PermutationIsHard(Claim):
     one-sided log-rank test at 0.025; success counts (Fisher) are secondary and never decide,
     but a secondary test significant the other way makes the verdict inconclusive
     (conflicting evidence). Success is ``SUCCESS``; the budget is fixed for both
-    distributions, since the permutation failure is a finite-horizon effect (§9.2).
+    distributions, since the permutation failure is a finite-horizon effect (§9.2). The
+    headline is the summary of the same endpoint: the restricted mean step of success up to the
+    budget (the area under the Kaplan-Meier curve), permutations minus subset; the success
+    rates are among its extras.
 
     Changed on 2026-11-25 (docs/methodology.md): the rule was "Fisher or Mann-Whitney with
     failures ranked last, either significant" (two chances to confirm, ranks with a
@@ -88,16 +91,22 @@ class PermutationIsHard(Claim):
                           secondary=[count_test(cmp, "permutations")],
                           effect="permutations learned later or less often")
         (k_p, k_s), (m_p, m_s) = cmp.successes, cmp.median_steps
+        r_p, r_s = cmp.restricted_mean_steps
         explanation = (
             f"permutations: {k_p}/{n} seeds learned, median steps to success "
             f"{_median_text(m_p)}; subset: {k_s}/{n}, median {_median_text(m_s)} (Kaplan-Meier, "
-            f"runs that never learn censored at {params['steps']}). {decision.text}")
+            f"runs that never learn censored at {params['steps']}; restricted mean steps "
+            f"{r_p:.0f} against {r_s:.0f}). {decision.text}")
         return Assessment(
             verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
-            theory="permutations worse",
-            empirical=Measurement(k_p / n, ci=list(binomial_ci(k_p, n)), confidence=0.95,
-                                  quantity="permutation success rate",
-                                  extras={"subset_success_rate": k_s / n,
+            theory="> 0 (permutations learn later or less often)",
+            empirical=Measurement(r_p - r_s,
+                                  quantity="restricted mean steps to success, permutations "
+                                           "minus subset (runs that never learn at the budget)",
+                                  extras={"restricted_mean_steps": [r_p, r_s],
+                                          "permutation_success_rate": k_p / n,
+                                          "permutation_success_ci": list(binomial_ci(k_p, n)),
+                                          "subset_success_rate": k_s / n,
                                           "median_steps": [m_p, m_s]}),
             statistic=f"steps to success ({SUCCESS_TEXT}), censored at the budget, "
                       f"permutation V=L vs subset V={params['subset_V']} "
