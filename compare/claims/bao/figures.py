@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attnverify import theory
-from attnverify.compare.plotting import PALETTE, SHARE, new_figure, seed_band
+from attnverify.compare.plotting import PALETTE, new_figure, seed_band
 from attnverify.empirics import RunResult
 
 RhoProfile = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -154,24 +154,24 @@ def spectrum_figure(finished: Mapping[float, Sequence[RunResult]]) -> Figure:
 
 
 def locater_figure(arms: Sequence[tuple[str, Sequence[RunResult]]]) -> Figure:
-    """Validation loss, attention entropy and eigen-variance over training, the mean over the
-    decision seeds with its 95% band, per arm (``arms``: label and the runs that did not
-    diverge; none, LocAteR at lambda*, the Frobenius control at mu*, in that order)."""
+    """Validation loss, attention entropy and eigen-variance over training, the median over
+    the decision seeds with their interquartile band, per arm (``arms``: label and the runs
+    that did not diverge; none, LocAteR at lambda*, the Frobenius control at mu*, in that
+    order)."""
     fig, axes = new_figure(ncols=3, width=3.6)
     colours = (PALETTE["theory"], PALETTE["blue"], PALETTE["orange"])
-    panels = (("loss", "validation loss (nats)", (0.0, np.inf)),
-              ("attn_entropy_norm", "attention entropy / log i", SHARE),
-              ("eig_var", r"eigen-variance of $W_{QK}$", (0.0, np.inf)))
+    panels = (("loss", "validation loss (nats)"),
+              ("attn_entropy_norm", "attention entropy / log i"),
+              ("eig_var", r"eigen-variance of $W_{QK}$"))
     for (label, ok), colour in zip(arms, colours, strict=True):
         if not ok:
             continue
-        for ax, (name, ylabel, bounds) in zip(axes, panels, strict=True):
-            seed_band(ax, ok[0].eval_steps, [r.metric(name) for r in ok], colour, label,
-                      bounds=bounds)
+        for ax, (name, ylabel) in zip(axes, panels, strict=True):
+            seed_band(ax, ok[0].eval_steps, [r.metric(name) for r in ok], colour, label)
             ax.set_xlabel("training step")
             ax.set_ylabel(ylabel)
     axes[2].set_yscale("log")
-    axes[0].legend(fontsize=7, title="decision seeds, mean and 95% CI", title_fontsize=7)
+    axes[0].legend(fontsize=7, title="decision seeds, median and quartiles", title_fontsize=7)
     return fig
 
 

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished
-from attnverify.compare.plotting import PALETTE, SHARE, new_figure, runs_with_band
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
 from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric, metric_depths
 
@@ -135,12 +135,13 @@ def crossings_figure(results: Sequence[RunResult], rows: Sequence[dict[str, Any]
 
 def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
     """Query accuracy over training, IC against query-only: every seed (thin) under the mean
-    over seeds with its 95% band (thick); diverged runs are drawn but left out of the mean."""
+    over seeds with their interquartile band (thick); diverged runs are drawn but left out of
+    the median."""
     fig, (ax,) = new_figure()
     for runs, colour, label in zip(groups, (PALETTE["blue"], PALETTE["red"]),
                                    ("IC", "query-only"), strict=True):
-        runs_with_band(ax, runs, QUERY_ACCURACY, colour, f"{label} (mean, 95% CI; thin: seeds)",
-                       bounds=SHARE)
+        runs_with_band(ax, runs, QUERY_ACCURACY, colour,
+                       f"{label} (median, quartiles; thin: seeds)")
     ax.axhline(LEARNED, color=PALETTE["grey"], linestyle=":", label="learned (0.9)")
     ax.set_xlabel("training step")
     ax.set_ylabel("query accuracy (answer token)")

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from attnverify import theory
 from attnverify.compare.claims.snell.common import SUCCESS
-from attnverify.compare.plotting import PALETTE, SHARE, new_figure, runs_with_band
+from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
 
 METRIC_LABELS = {
@@ -32,7 +32,7 @@ def curves_figure(groups: Mapping[str, Sequence[RunResult]], metrics: Sequence[s
     fig, axes = new_figure(ncols=len(metrics))
     for ax, metric in zip(axes, metrics, strict=True):
         for (label, runs), colour in zip(groups.items(), colours, strict=False):
-            runs_with_band(ax, runs, metric, colour, f"{label} (mean, 95% CI)", bounds=SHARE)
+            runs_with_band(ax, runs, metric, colour, f"{label} (median, quartiles)")
         if metric in SUCCESS:
             ax.axhline(SUCCESS[metric], color=PALETTE["grey"], linestyle="--", lw=1)
         ax.set_xlabel(r"training step $\tau$")

@@ -10,7 +10,6 @@ import numpy as np
 from attnverify.compare.claims.snell.multihead_success import GOOD_ACC, official_success_steps
 from attnverify.compare.plotting import (
     PALETTE,
-    SHARE,
     new_figure,
     runs_with_band,
     seed_band,
@@ -50,8 +49,8 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
     for kind, runs in groups.items():
         if not runs:
             continue
-        runs_with_band(ax_acc, runs, "acc", KIND_COLOURS[kind], f"{names[kind]} (mean, 95% CI)",
-                       bounds=SHARE)
+        runs_with_band(ax_acc, runs, "acc", KIND_COLOURS[kind],
+                       f"{names[kind]} (median, quartiles)")
         done = [r for r in runs if not r.diverged]
         if not done or any(len(r.eval_steps) != len(done[0].eval_steps) for r in done):
             continue
@@ -60,10 +59,9 @@ def section5_curves(groups: dict[str, list[RunResult]], names: dict[str, str],
         first, rest = (("good head", "its bad heads") if kind == "bad + 1 good" else
                        ("best head", "mean over heads"))
         steps = done[0].eval_steps
-        seed_band(ax_head, steps, solid, KIND_COLOURS[kind], f"{names[kind]}: {first}",
-                  bounds=SHARE)
+        seed_band(ax_head, steps, solid, KIND_COLOURS[kind], f"{names[kind]}: {first}")
         seed_band(ax_head, steps, dashed, KIND_COLOURS[kind], f"{names[kind]}: {rest}",
-                  linestyle="--", bounds=SHARE)
+                  linestyle="--")
     ax_acc.axhline(GOOD_ACC, color=PALETTE["grey"], linestyle="--", lw=1)
     ax_acc.set_ylabel("token accuracy (teacher forced)")
     ax_head.set_ylabel("one head's attention accuracy")
