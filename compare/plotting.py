@@ -38,10 +38,6 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2,
     return fig, axes
 
 
-SHARE = (0.0, 1.0)
-"""The range of an accuracy, a probability or a normalised entropy."""
-
-
 def seed_band(ax: Axes, steps: np.ndarray, curves: Sequence[np.ndarray], colour: str,
               label: str | None = None, linestyle: str = "-") -> None:
     """Median over seeds of equally long ``curves`` with the band between their first and

@@ -19,7 +19,7 @@ def _band(ax) -> tuple[float, float]:
 def test_the_band_is_the_seeds_interquartile_range_around_their_median():
     """Two of five seeds learn, three stay stuck: the line is the median (a stuck seed's
     curve), the band runs from the first to the third quartile and never leaves the seeds'
-    values (a t-band of the mean would reach below 0 and above 1 here)."""
+    values (a t-band of the mean would reach above 1 here)."""
     steps = np.arange(3.0)
     stuck, learned = np.array([0.0, 0.05, 0.1]), np.array([0.1, 0.9, 1.0])
     curves = [stuck, stuck + 0.01, stuck + 0.02, learned, learned]

@@ -134,7 +134,7 @@ def crossings_figure(results: Sequence[RunResult], rows: Sequence[dict[str, Any]
 
 
 def ic_figure(groups: Sequence[Sequence[RunResult]]) -> Figure:
-    """Query accuracy over training, IC against query-only: every seed (thin) under the mean
+    """Query accuracy over training, IC against query-only: every seed (thin) under the median
     over seeds with their interquartile band (thick); diverged runs are drawn but left out of
     the median."""
     fig, (ax,) = new_figure()
