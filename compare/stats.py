@@ -191,13 +191,18 @@ def compare_groups(steps_a: Sequence[int | None], steps_b: Sequence[int | None],
         logrank_p_a_faster=logrank("greater"))
 
 
+def _times(steps: Sequence[int | None], budget: int) -> np.ndarray:
+    """Each run's step of success, or ``budget`` where it never succeeded."""
+    return np.array([budget if s is None else s for s in steps], dtype=float)
+
+
 def _censored(steps: Sequence[int | None], budget: int) -> stats.CensoredData:
-    times = np.array([budget if s is None else s for s in steps], dtype=float)
-    return stats.CensoredData.right_censored(times, np.array([s is None for s in steps]))
+    return stats.CensoredData.right_censored(_times(steps, budget),
+                                             np.array([s is None for s in steps]))
 
 
 def _restricted_mean(steps: Sequence[int | None], budget: int) -> float:
-    return float(np.mean([budget if s is None else min(s, budget) for s in steps]))
+    return float(np.minimum(_times(steps, budget), budget).mean())
 
 
 def _km_median(data: stats.CensoredData) -> float | None:
