@@ -21,7 +21,7 @@ from attnverify.compare.claims.snell.multihead_success import (
     head_label,
     official_success_steps,
     run_label,
-    success_text,
+    section5_success_text,
 )
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import (
@@ -124,7 +124,7 @@ def test_section5_success_is_above_095_by_the_official_last_evaluation():
     runs = [fake(spec, [0.1, 0.5, 0.95, 0.99, 0.99]), fake(spec, [0.1, 0.5, 0.9, 0.9, 0.99]),
             fake(spec, [0.1, 0.96, 0.99], "diverged"), fake(spec, [0.1, 0.5], "diverged")]
     assert official_success_steps(runs) == [30, None, 10, None]
-    assert success_text(TINY) == "token acc > 0.95 by step 30"
+    assert section5_success_text(TINY) == "token acc > 0.95 by step 30"
     # an evaluation off the grid (an attention snapshot at step 15) is not the official loop's
     snap = fake(dataclasses.replace(spec, attention_snapshots=(15,)), [0.1, 0.5, 0.99, 0.7])
     snap.eval_steps = np.array([0, 10, 15, 20])

@@ -19,13 +19,12 @@ in many seeds), so any gain is in the learning dynamics by construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import COPYING, scale_text
-from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
     BETA,
@@ -36,12 +35,14 @@ from attnverify.compare.claims.snell.multihead_decision import (
     precondition,
     rescue_decision,
 )
+from attnverify.compare.claims.snell.multihead_direct import DirectProtocol
 from attnverify.compare.claims.snell.multihead_section5 import Section5Protocol
 from attnverify.compare.claims.snell.multihead_success import (
     SECTION5,
     acc_success_steps,
+    direct_success_text,
     official_success_steps,
-    success_text,
+    section5_success_text,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason, check_disjoint
@@ -51,8 +52,28 @@ from attnverify.empirics import RunResult, RunSpec
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+Params = dict[str, Any]
+Results = Sequence[RunResult]
 
-class MultiheadRescuesPermutations(Section5Protocol, Claim):
+
+@dataclass(frozen=True)
+class ProtocolRoute:
+    """One protocol of the claim: its runs, notes, assessment and figures, how it counts a
+    success, and whether the decision first checks that single random heads fail (§5; the
+    direct protocol checked its calibration runs before the decision runs)."""
+
+    specs: Callable[[Params], list[RunSpec]]
+    followup: Callable[[Params, Results], list[RunSpec]]
+    seed_plan: Callable[[Params], str]
+    stage_note: Callable[[Params, Results], str]
+    assess: Callable[[Params, Results], Assessment]
+    figures: Callable[[Params, Results], dict[str, Figure]]
+    success_steps: Callable[[Results], list[int | None]]
+    success_text: Callable[[Params], str]
+    checks_single_heads: bool
+
+
+class MultiheadRescuesPermutations(DirectProtocol, Section5Protocol, Claim):
     """``snell.multihead_rescues_permutations``: with 8 heads the permutation task is learned
     more often than with one head (see the module docstring for both protocols).
 
@@ -105,8 +126,24 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
         "heads": Dimension("number of attention heads (against one)", values=(2, 4, 8, 16)),
     }
 
+    def route(self, params: Params) -> ProtocolRoute:
+        """The protocol that ``params["protocol"]`` names (the one place that reads it)."""
+        if params["protocol"] == "section5":
+            return ProtocolRoute(
+                specs=self._section5_specs, followup=self._section5_followup,
+                seed_plan=lambda _: "", stage_note=self._section5_note,
+                assess=self._assess_section5, figures=self._section5_figures,
+                success_steps=official_success_steps, success_text=section5_success_text,
+                checks_single_heads=True)
+        return ProtocolRoute(
+            specs=self._direct_specs, followup=self._direct_followup,
+            seed_plan=self._direct_seed_plan, stage_note=lambda *_: "",
+            assess=self._assess_direct, figures=self._direct_figures,
+            success_steps=acc_success_steps, success_text=direct_success_text,
+            checks_single_heads=False)
+
     # -- runs --------------------------------------------------------------------------------
-    def check_params(self, params: dict[str, Any]) -> None:
+    def check_params(self, params: Params) -> None:
         super().check_params(params)  # the counts (seeds, needed, max_candidates, ...)
         if params["protocol"] not in self.PROTOCOLS:
             raise ValueError(f"protocol must be one of {', '.join(self.PROTOCOLS)}; got "
@@ -118,81 +155,39 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                        precondition=range(PRECONDITION_SEEDS,
                                           PRECONDITION_SEEDS + params["calibration_seeds"]))
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        if params["protocol"] == "direct":  # the calibration runs; the decision follows
-            return [self._spec(params, PRECONDITION_SEEDS + i, 1)
-                    for i in range(params["calibration_seeds"])]
-        return self._section5_specs(params)
+    def specs(self, params: Params) -> list[RunSpec]:
+        """Direct: the calibration runs. §5: the first stage of candidate heads."""
+        return self.route(params).specs(params)
 
-    def staged(self, params: dict[str, Any]) -> bool:
+    def staged(self, params: Params) -> bool:
         return True
 
-    def followup(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[RunSpec]:
+    def followup(self, params: Params, results: Results) -> list[RunSpec]:
         """Direct: the decision runs, once the calibration runs meet the precondition. §5:
         the next seeds of the candidates that can still fill a list, new candidates while a
         list cannot be filled otherwise, then the combos
         (:mod:`~attnverify.compare.claims.snell.multihead_section5`)."""
-        if params["protocol"] == "direct":
-            if len(results) > params["calibration_seeds"]:
-                return []
-            calibration = acc_success_steps(results)
-            if not precondition(calibration).testable:
-                return []
-            seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
-            return [self._spec(params, s, heads) for heads in (1, params["heads"])
-                    for s in seeds]
-        return self._section5_followup(params, results)
+        return self.route(params).followup(params, results)
 
-    def seed_plan(self, params: dict[str, Any]) -> str:
-        if params["protocol"] != "direct":
-            return ""
-        return (f"{params['calibration_seeds']} precondition runs, then {params['seeds']} "
-                f"decision runs per head count only where a single head fails in at least a "
-                f"share {MIN_RESCUE} of them")
+    def seed_plan(self, params: Params) -> str:
+        return self.route(params).seed_plan(params)
 
-    def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
+    def stage_note(self, params: Params, results: Results) -> str:
         """§5: the candidates drawn so far and the heads kept (the bundles are the last
         stage)."""
-        if params["protocol"] != "section5":
-            return ""
-        return self._section5_note(params, results)
+        return self.route(params).stage_note(params, results)
 
     # -- assessment --------------------------------------------------------------------------
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        if params["protocol"] == "section5":
-            return self._assess_section5(params, results)
-        n, heads, c = params["seeds"], params["heads"], params["calibration_seeds"]
-        calibration = list(results[:c])
-        testable = precondition(acc_success_steps(calibration))
-        single, multi = list(results[c:c + n]), list(results[c + n:])
-        if not testable.testable:
-            return Assessment(
-                verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE,
-                theory=f"{heads} heads better",
-                empirical=Measurement(None, extras={"single_head_failures": testable.failures}),
-                statistic=f"single-head failures on {c} calibration seeds "
-                          f"({scale_text(params)})",
-                tolerance=Tolerance("the testability precondition of the protocol",
-                                    {"min_failure_share": MIN_RESCUE}),
-                explanation=testable.text + ".", n_seeds=c,
-                details={"calibration_failures": testable.failures})
-        return self._decide(params, single, multi, f"1 head ({n} seeds)",
-                            f"{heads} heads ({n} seeds)", details={},
-                            note=f" Precondition met: {testable.text}.")
+    def assess(self, params: Params, results: Results) -> Assessment:
+        return self.route(params).assess(params, results)
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+    def figures(self, params: Params, results: Results,
                 assessment: Assessment) -> dict[str, Figure]:
         """§5: the bundles' success rates and curves; direct: 1 head (the calibration runs
         where the decision runs are missing) against the multi-head runs."""
-        if params["protocol"] == "section5":
-            return self._section5_figures(params, results)
-        n, heads, c = params["seeds"], params["heads"], params["calibration_seeds"]
-        single = list(results[c:c + n]) or list(results[:c])
-        return {"multihead_curves": curves_figure(
-            {"1 head": single, f"{heads} heads": list(results[c + n:])}, ["acc", "attn_acc"],
-            f"Permutation copying, V=L={params['L']}: 1 vs {heads} heads")}
+        return self.route(params).figures(params, results)
 
-    def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
+    def _decide(self, params: Params, single: list[RunResult], multi: list[RunResult],
                 name_a: str, name_b: str, details: dict[str, Any],
                 note: str = "") -> Assessment:
         """The protocol's decision on success counts (``rescue_decision``), after the §5
@@ -206,10 +201,9 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                 tolerance=Tolerance("nothing to compare", {"alpha": ALPHA}),
                 explanation=f"nothing to compare: {name_a} vs {name_b}." + note,
                 details=details)
-        success = (official_success_steps if params["protocol"] == "section5"
-                   else acc_success_steps)
-        steps_a, steps_b = success(single), success(multi)
-        if params["protocol"] == "section5":
+        route = self.route(params)
+        steps_a, steps_b = route.success_steps(single), route.success_steps(multi)
+        if route.checks_single_heads:
             testable = precondition(steps_a, "single random heads' runs")
             if not testable.testable:
                 return Assessment(
@@ -230,7 +224,7 @@ class MultiheadRescuesPermutations(Section5Protocol, Claim):
                                   quantity=f"success rate, {heads} heads minus 1 head",
                                   extras={f"rate_{heads}_heads": km / nm, "rate_1_head": k1 / n1,
                                           "median_steps": list(cmp.median_steps)}),
-            statistic=(f"success ({success_text(params)}) on permutations, GRU, "
+            statistic=(f"success ({route.success_text(params)}) on permutations, GRU, "
                        f"{params['protocol']} protocol: {name_a} vs {name_b} "
                        f"({scale_text(params)})"),
             tolerance=Tolerance("exact unconditional test of the success rates (protocol)",

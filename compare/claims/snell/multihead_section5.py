@@ -48,7 +48,7 @@ from attnverify.compare.claims.snell.multihead_success import (
     HeadState,
     head_state,
     official_success_steps,
-    success_text,
+    section5_success_text,
 )
 from attnverify.compare.stats import binomial_ci, compare_groups
 from attnverify.empirics import RunResult, RunSpec
@@ -57,20 +57,21 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+def multihead_spec(params: dict[str, Any], seed: int, heads: int,
+                   head_seeds: tuple[int, ...] = (), base: bool = False) -> RunSpec:
+    """A ``heads``-head GRU model on the permutation task with data seed ``seed``; with
+    ``base``, on the shared base initialisation with the heads of ``head_seeds`` (both
+    protocols' models)."""
+    extra: dict[str, Any] = {"heads": heads, "cell": "gru", "shared_embedding": False}
+    if base:
+        extra |= {"base_seed": params["base_seed"], "head_seeds": head_seeds}
+    return copy_spec(params, "permutation", params["L"], seed, **extra)
+
+
 class Section5Protocol:
     """The runs and the assessment of the §5 protocol (module docstring), mixed into the claim.
-    The run spec of a model (``_spec``) serves the claim's direct protocol too; the claim
-    supplies the decision on the success counts (``_decide``), which both protocols share."""
-
-    @staticmethod
-    def _spec(params: dict[str, Any], seed: int, heads: int,
-              head_seeds: tuple[int, ...] = (), base: bool = False) -> RunSpec:
-        """A ``heads``-head GRU model on the permutation task with data seed ``seed``; with
-        ``base``, on the shared base initialisation with the heads of ``head_seeds``."""
-        extra: dict[str, Any] = {"heads": heads, "cell": "gru", "shared_embedding": False}
-        if base:
-            extra |= {"base_seed": params["base_seed"], "head_seeds": head_seeds}
-        return copy_spec(params, "permutation", params["L"], seed, **extra)
+    The claim supplies the decision on the success counts (``_decide``), which both protocols
+    share."""
 
     def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
                 name_a: str, name_b: str, details: dict[str, Any],
@@ -92,7 +93,7 @@ class Section5Protocol:
         run that never passes 0.95 reaches). One difference from training every step, the
         official loop's too: a run that would diverge after passing 0.95 is good, not
         diverged."""
-        spec = self._spec(params, seed, 1, (CANDIDATE_SEEDS + i,), base=True)
+        spec = multihead_spec(params, seed, 1, (CANDIDATE_SEEDS + i,), base=True)
         return replace(spec, stop_when=("acc", GOOD_ACC))
 
     def _first_seeds(self, params: dict[str, Any], candidates: range) -> list[RunSpec]:
@@ -151,7 +152,7 @@ class Section5Protocol:
                 groups.append(random.Random(3 * idx + 2).sample(pool, k))
             for heads in groups:
                 # the mean over heads does not depend on their order: one run per set of heads
-                spec = self._spec(params, 0, k, tuple(sorted(heads)), base=True)
+                spec = multihead_spec(params, 0, k, tuple(sorted(heads)), base=True)
                 out.setdefault(spec.key(), spec)
         return list(out.values())
 
@@ -214,7 +215,7 @@ class Section5Protocol:
         single, groups = self.bundles(results, good)
         names = self.bundle_names(params["heads"])
         return {"section5": section5_figure(single, groups, names,
-                                            success_text(params)),
+                                            section5_success_text(params)),
                 "section5_curves": section5_curves(groups, names, good)}
 
     def _assess_section5(self, params: dict[str, Any],

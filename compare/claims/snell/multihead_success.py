@@ -33,10 +33,13 @@ def official_last_evaluation(params: dict[str, Any]) -> int:
     return (params["steps"] - 1) // params["eval_every"] * params["eval_every"]
 
 
-def success_text(params: dict[str, Any]) -> str:
-    """How the protocol counts a success (module docstring)."""
-    if params["protocol"] == "section5":
-        return f"token acc > {GOOD_ACC} by step {official_last_evaluation(params)}"
+def section5_success_text(params: dict[str, Any]) -> str:
+    """How the §5 protocol counts a success, as the official outputs do."""
+    return f"token acc > {GOOD_ACC} by step {official_last_evaluation(params)}"
+
+
+def direct_success_text(params: dict[str, Any]) -> str:
+    """How the direct protocol counts a success (``SUCCESS_ACC_ONLY``)."""
     return f"token acc >= {SUCCESS_ACC_ONLY['acc']}"
 
 

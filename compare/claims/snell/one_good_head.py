@@ -39,11 +39,11 @@ from attnverify.compare.claims.snell.multihead_decision import (
     rescue_decision,
 )
 from attnverify.compare.claims.snell.multihead_figures import section5_curves, section5_figure
-from attnverify.compare.claims.snell.multihead_section5 import Section5Protocol
+from attnverify.compare.claims.snell.multihead_section5 import Section5Protocol, multihead_spec
 from attnverify.compare.claims.snell.multihead_success import (
     CANDIDATE_SEEDS,
     official_success_steps,
-    success_text,
+    section5_success_text,
 )
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
@@ -215,7 +215,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         return out
 
     def _bundle(self, params: dict[str, Any], heads: tuple[int, ...]) -> RunSpec:
-        return self._spec(params, BUNDLE_DATA_SEED, params["heads"], heads, base=True)
+        return multihead_spec(params, BUNDLE_DATA_SEED, params["heads"], heads, base=True)
 
     def _combos(self, params: dict[str, Any], good: list[int], bad: list[int]) -> list[RunSpec]:
         """One run per distinct set of heads drawn (the bundles' stage)."""
@@ -230,11 +230,6 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         return {kind: [by_key[key] for key in (self._bundle(params, s).key() for s in sets)
                        if key in by_key]
                 for kind, sets in self.draws(params, good, bad).items()}
-
-    @staticmethod
-    def _success_text(params: dict[str, Any]) -> str:
-        """§5's success criterion at ``params`` (the bundles are §5's)."""
-        return success_text(params | {"protocol": "section5"})
 
     # -- assessment --------------------------------------------------------------------------
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
@@ -295,7 +290,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
                                   extras={"rate_good_bundle": k_good / n_good,
                                           "rate_bad_bundle": k_bad / n_bad,
                                           "distinct_sets": distinct}),
-            statistic=(f"success ({self._success_text(params)}) on "
+            statistic=(f"success ({section5_success_text(params)}) on "
                        f"permutations, GRU, {k}-head bundles on base {params['base_seed']}, "
                        f"data seed {BUNDLE_DATA_SEED} (H={params['hidden']}, L={params['L']}, "
                        f"batch {params['batch_size']}, {params['steps']} steps)"),
@@ -326,7 +321,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         distinct = {kind: list({r.spec.key(): r for r in runs}.values())
                     for kind, runs in drawn.items()}
         return {"rescue": section5_figure(single, drawn, names,
-                                          self._success_text(params)),
+                                          section5_success_text(params)),
                 "rescue_curves": section5_curves(distinct, names, set(good))}
 
 
