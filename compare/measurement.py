@@ -12,7 +12,7 @@ In ``report.json`` both are plain objects (docs/report.md): ``to_dict`` writes t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +34,7 @@ class Measurement:
     """
 
     value: Any
-    ci: tuple[Any, Any] | None = None
+    ci: Sequence[Any] | None = None  # stored as a tuple (low, high)
     confidence: float | None = None
     p_value: float | None = None
     quantity: str = ""

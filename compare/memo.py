@@ -25,7 +25,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -97,6 +97,7 @@ def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
                         path.name, type(exc).__name__, exc, aside)
     arrays = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_file(path) as handle:
-        np.savez(handle, **arrays)
+    with atomic_file(path) as out:
+        # cast: to numpy's stub any keyword might be allow_pickle (a bool)
+        np.savez(out, **cast("dict[str, Any]", arrays))
     return arrays

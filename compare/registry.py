@@ -104,7 +104,8 @@ def load_plugins() -> list[str]:
 def select_many(claim_ids: Sequence[str] = (), paper: str | None = None) -> list[Claim]:
     """The claims named in ``claim_ids`` (every claim of ``paper``, or every claim, when none
     is), in report order; ValueError for an unknown id or paper (empty when none matches)."""
-    named = {c.id for claim_id in claim_ids or [None] for c in select(paper, claim_id)}
+    wanted: Sequence[str | None] = claim_ids or [None]
+    named = {c.id for claim_id in wanted for c in select(paper, claim_id)}
     return [c for c in select(paper) if c.id in named]
 
 

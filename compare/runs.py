@@ -38,6 +38,8 @@ from attnverify.empirics import RunResult, RunStore
 from attnverify.empirics.store import CorruptEntryError
 
 if TYPE_CHECKING:
+    from os import PathLike
+
     import pandas as pd
 
 log = logging.getLogger("attnverify.runs")
@@ -57,7 +59,7 @@ def _pandas() -> Any:
     return pandas
 
 
-def store_of(cache: str | Path | RunStore | None) -> RunStore:
+def store_of(cache: str | PathLike[str] | RunStore | None) -> RunStore:
     """``cache`` as a run store: a store, a directory, or None for the default cache
     (``$ATTNVERIFY_CACHE``, else ``~/.cache/attnverify``)."""
     return cache if isinstance(cache, RunStore) else RunStore(cache)

@@ -151,7 +151,8 @@ class SequentialDesign:
         if result.look == 0:
             return 1.0
         alive = np.ones(1)
-        p = previous = 0
+        p: float = 0
+        previous = 0
         for k, n in enumerate(self.looks[:result.look]):
             alive, previous = _advance(alive, previous, n, self.p0), n
             if k + 1 == result.look:

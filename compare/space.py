@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +111,7 @@ def covered(space: dict[str, Dimension], points: Sequence[dict[str, Any]]) -> di
         seen = [p[name] for p in points if name in p]
         if not seen:
             continue
-        key = (lambda v, d=dim: d.values.index(v)) if dim.values else (lambda v: v)
+        key: Callable[..., Any] = (
+            (lambda v, d=dim: d.values.index(v)) if dim.values else (lambda v: v))
         out[name] = [min(seen, key=key), max(seen, key=key)]
     return out

@@ -297,8 +297,8 @@ def _spearman_with(x: Sequence[float]) -> Callable[..., np.ndarray]:
     return statistic
 
 
-def rank_trend_test(x: Sequence[float], y: Sequence[float], n_resamples: int = 9999,
-                    seed: int = 0) -> RankTrend:
+def rank_trend_test(x: Sequence[float], y: Sequence[float] | np.ndarray,
+                    n_resamples: int = 9999, seed: int = 0) -> RankTrend:
     """Spearman's rho of ``x`` and ``y`` with one-sided p-values from permuting ``y``
     (``scipy.stats.permutation_test``, pairings; exact when there are fewer distinct pairings
     than ``n_resamples``). Ties (blocks of equal x, a common censoring value in y) keep the

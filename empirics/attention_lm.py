@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -91,7 +91,7 @@ class AttentionLMConfig(ModelConfig):
         return data
 
     def build(self, task: TaskConfig) -> AttentionLM:
-        vocab = getattr(task, "vocab_size", None)
+        vocab: Any = getattr(task, "vocab_size", None)
         require(vocab is not None, "task", "a language-modelling task (with vocab_size)", task)
         return AttentionLM(self, vocab(), max_len=task.T)  # type: ignore[attr-defined]
 
@@ -136,7 +136,8 @@ class AttentionLM(nn.Module):
         nn.init.xavier_uniform_(self.o_proj.weight)
         nn.init.zeros_(self.o_proj.bias)
         if config.init_qk_mean is not None:
-            self._prescribe_spectrum(config.init_qk_mean, config.init_qk_std)
+            # validate() sets init_qk_std together with init_qk_mean
+            self._prescribe_spectrum(config.init_qk_mean, cast(float, config.init_qk_std))
         self.fc1, self.fc2 = nn.Linear(d, config.ffn), nn.Linear(config.ffn, d)
         for fc in (self.fc1, self.fc2):
             nn.init.xavier_uniform_(fc.weight)

@@ -17,7 +17,7 @@ attribute is refused when it is defined, so a third-party config can never reuse
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from attnverify.empirics.versions import require_code_version
 
@@ -87,7 +87,8 @@ class Config:
                 f"unknown {cls.family} kind {kind!r}; accepted: {', '.join(sorted(kinds))}"
             )
         fields = {k: v for k, v in data.items() if k != "kind"}
-        return kinds[kind](**fields)
+        # the registry of this family holds subclasses of cls
+        return cast(Self, kinds[kind](**fields))
 
 
 def require(condition: bool, field: str, accepted: str, value: Any) -> None:

@@ -103,8 +103,9 @@ class DaskExecutor(Executor):
                                      f"({target}) within {connect_timeout:g} s: {exc}") from None
         self.address = target
 
+    # read-only here: the base's plain attribute is set only by executors that fix their workers
     @property
-    def workers(self) -> int:
+    def workers(self) -> int:  # type: ignore[override]
         """The cluster's workers now (at least 1)."""
         return len(self.client.scheduler_info().get("workers", {})) or 1
 

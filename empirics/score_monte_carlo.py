@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 import torch
@@ -63,8 +64,10 @@ class ScoreSample:
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ScoreSample:
-        return cls(**{f.name: (int(arrays[f.name]) if f.name == "n" else arrays[f.name])
-                      for f in fields(cls)})
+        values: dict[str, Any] = {
+            f.name: (int(arrays[f.name]) if f.name == "n" else arrays[f.name])
+            for f in fields(cls)}
+        return cls(**values)
 
     def mu(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean per position and its standard error."""

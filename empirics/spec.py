@@ -170,7 +170,7 @@ class RunSpec:
         """The run's identity: a content hash of the canonical spec (:meth:`identity`) and the
         numerics versions of its task, model, optimizer and the loop (never of source
         bytes)."""
-        versions = run_versions(self)
+        versions: dict[str, Any] = run_versions(self)
         if self.warm_start is not None:  # the warm run's task may be of another class
             versions = versions | {"warm_start": run_versions(self.warm_start)}
         payload = json.dumps({"spec": self.identity(), "versions": versions},

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import platformdirs
@@ -132,7 +132,7 @@ def result_of(entry: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) 
 
 
 class RunStore:
-    def __init__(self, root: Path | str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
 
     @property
@@ -161,7 +161,8 @@ class RunStore:
         if final.exists():
             return final
         buffer = io.BytesIO()
-        np.savez(buffer, **result.arrays())
+        # cast: to numpy's stub any keyword might be allow_pickle (a bool)
+        np.savez(buffer, **cast("dict[str, Any]", result.arrays()))
         arrays = buffer.getvalue()
         meta = {"schema": SCHEMA_VERSION, "arrays_sha256": hashlib.sha256(arrays).hexdigest(),
                 **result.metadata()}

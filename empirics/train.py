@@ -226,7 +226,7 @@ class _Run:
     def result(self) -> RunResult:
         """The run's result; ``wall_time_s`` is set by the loop."""
         final_state = getattr(self.model, "final_state", None)
-        final = {}
+        final: dict[str, np.ndarray] = {}
         if self.status == "ok":  # a diverged run reports no trained state
             final = (final_state(self.eval_batch) if final_state is not None else {}) | \
                 self.warm_final

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hypothesis import strategies as st
 
@@ -140,8 +140,10 @@ def _copying(distributions: tuple[str, ...]) -> Callable[..., st.SearchStrategy[
             if "V" in fixed:
                 vocab = fixed["V"]
             else:
-                low = max(v_dim.low, fixed.get("L", 1)) if dist != "iid" else v_dim.low
-                vocab = draw(st.integers(low, max(low, v_dim.high)))  # type: ignore[arg-type]
+                # V's dimension is an integer range: its bounds are ints
+                v_low, v_high = cast(int, v_dim.low), cast(int, v_dim.high)
+                low = max(v_low, fixed.get("L", 1)) if dist != "iid" else v_low
+                vocab = draw(st.integers(low, max(low, v_high)))
             if "L" in fixed:
                 length = fixed["L"]
             elif dist == "permutation":

@@ -58,7 +58,8 @@ def locater_c(W: np.ndarray) -> tuple[float, np.ndarray]:
 
 def locater(kind: str = "A") -> Callable[..., tuple[float, np.ndarray]]:
     """The regularizer named ``kind`` (A, B or C)."""
-    table = {"A": locater_a, "B": locater_b, "C": locater_c}
+    table: dict[str, Callable[..., tuple[float, np.ndarray]]] = {
+        "A": locater_a, "B": locater_b, "C": locater_c}
     if kind not in table:
         raise ValueError(f"unknown LocAteR kind {kind!r}; accepted: {', '.join(KINDS)}")
     return table[kind]

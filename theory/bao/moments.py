@@ -92,6 +92,7 @@ def spectrum_traces(d: np.ndarray | int, eig_mean: np.ndarray | float,
 
 def check_spectrum(d: int, T: int, eig_mean: float, eig_std: float) -> None:
     """ValueError naming the parameter unless d >= 1, T >= 2, eig_std >= 0, all finite."""
+    value: float  # both loops' values: integers, then numbers
     for name, value in (("d", d), ("T", T)):
         if not isinstance(value, int | np.integer) or isinstance(value, bool):
             raise ValueError(f"{name} must be an integer; got {value!r}")

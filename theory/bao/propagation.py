@@ -104,8 +104,9 @@ def rho_profile_grid(d: np.ndarray | int, T: int, eig_mean: np.ndarray | float,
     return propagation_probability(mu, sd**2)
 
 
-def localization_grid(d: np.ndarray, T: np.ndarray, eig_mean: np.ndarray, eig_std: np.ndarray,
-                      chunk: int = 16_384, threads: int | None = None) -> Localization:
+def localization_grid(d: np.ndarray | int, T: np.ndarray | int, eig_mean: np.ndarray | float,
+                      eig_std: np.ndarray | float, chunk: int = 16_384,
+                      threads: int | None = None) -> Localization:
     """Localization summaries at many (d, T, mean, std) points at once (1-d arrays of one
     length, or scalars broadcast to it).
 

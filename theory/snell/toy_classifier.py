@@ -14,7 +14,9 @@ decreases and crosses 0 at tau = atanh(sqrt2 p_0 / |D_0|)/sqrt2 ~ 0.02501.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -52,7 +54,7 @@ def toy_classifier_solution() -> dict[str, sp.Expr]:
 
 
 @cache
-def _numeric() -> dict[str, object]:
+def _numeric() -> dict[str, Callable[..., Any]]:
     tau, p0, b0, b1 = sp.symbols("tau p_0 beta_0 beta_1", real=True)
     return {name: sp.lambdify((tau, p0, b0, b1), expr, "numpy")
             for name, expr in toy_classifier_solution().items()}

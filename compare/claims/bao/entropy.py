@@ -68,7 +68,8 @@ class EntropyMonotone(Claim):
                    for chain in chains for p in chain}
         n_steps = sum(len(c) - 1 for c in chains)
         z = z_bound(n_steps)
-        rises, totals, rows = [], [], []
+        rises, totals = [], []
+        rows: list[dict[str, Any]] = []
         for chain in chains:
             for a, b in itertools.pairwise(chain):
                 diff_mean, diff_se = mean_and_se(entropy[b] - entropy[a])

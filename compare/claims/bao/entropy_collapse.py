@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from scipy import stats
@@ -42,6 +42,8 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import AttentionLMConfig
 
 ALPHA = 0.025
 DECISION_SEEDS, DEVELOPMENT_SEEDS, CALIBRATION_SEEDS = 840, 800, 700
@@ -188,8 +190,8 @@ class SmallVarianceAvoidsEntropyCollapse(Claim):
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         """Small-std runs of every decision seed, then the large-std runs (same order)."""
         base = lm_specs({**params, "lambdas": (0.0,)}, first_seed=DECISION_SEEDS)
-        return [replace(spec, model=replace(spec.model, init_qk_mean=params["mean"],
-                                            init_qk_std=params[arm]))
+        return [replace(spec, model=replace(cast("AttentionLMConfig", spec.model),
+                                            init_qk_mean=params["mean"], init_qk_std=params[arm]))
                 for arm in ("small_std", "large_std") for spec in base]
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
@@ -216,7 +218,8 @@ class SmallVarianceAvoidsEntropyCollapse(Claim):
                    f"run started with the lower entropy in {start_lower} of {len(pairs)} pairs. "
                    f"Reported: final entropy {_mean(final_entropy):+.3f}, final loss "
                    f"{_mean(final_loss):+.4f} nats (small minus large)")
-        reason, p_value = None, max(ent_up, area_down)
+        reason = None
+        p_value: float | None = max(ent_up, area_down)
         if len(pairs) < MIN_PAIRS or start_lower < len(pairs):
             verdict, reason, p_value = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE, None
             why = (f"{summary}. Not testable: " + (

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from scipy import stats
@@ -43,6 +43,8 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import AttentionLMConfig
 
 DECISION_SEEDS, CALIBRATION_SEEDS = 300, 400
 """First seeds of the decision and calibration blocks. On record, deciding nothing: seeds 0
@@ -67,13 +69,13 @@ DESIGN: dict[str, dict[str, Any]] = {
 
 def _spec(params: dict[str, Any], coefficient: float, kind: str, seed: int) -> RunSpec:
     base = lm_specs({**params, "lambdas": (coefficient,), "seeds": 1})[0]
-    return replace(base, seed=seed, model=replace(base.model, locater=coefficient,
-                                                  locater_kind=kind))
+    return replace(base, seed=seed, model=replace(cast("AttentionLMConfig", base.model),
+                                                  locater=coefficient, locater_kind=kind))
 
 
 def arm_of(run: RunResult) -> tuple[str, float]:
     """('none', 0), ('A', lambda) or ('F', mu) of a run."""
-    model = run.spec.model
+    model = cast("AttentionLMConfig", run.spec.model)
     return ("none", 0.0) if model.locater == 0 else (model.locater_kind, model.locater)
 
 

@@ -33,8 +33,10 @@ from attnverify.empirics import RunResult
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from attnverify.empirics.score_monte_carlo import ScoreSample
 
-def _moment_z(w: Any, sample: Any, T: int, naive: bool = False) -> tuple[float, float]:
+
+def _moment_z(w: Any, sample: ScoreSample, T: int, naive: bool = False) -> tuple[float, float]:
     """Max |z| of the Monte Carlo mean and variance against the derived moments (or, with
     ``naive``, against the variance that uses tr W^2 in both terms)."""
     wn = w.numpy()
@@ -184,10 +186,10 @@ class PropagationProbability(Claim):
             for j, (m, s) in enumerate(params["cases"]):
                 rho_th, rho_mc, se = self.profile(params, d, j)
                 err = np.abs(rho_mc - rho_th)
-                worst = int(err.argmax())
-                limit = self.allowed(d) + 4 * float(se[worst])
+                peak = int(err.argmax())
+                limit = self.allowed(d) + 4 * float(se[peak])
                 rows.append({"d": d, "eig_mean": m, "eig_std": s, "max_abs_error": float(err.max()),
-                             "at_position": worst + 1, "allowed": limit,
+                             "at_position": peak + 1, "allowed": limit,
                              "agrees": bool(err.max() <= limit)})
         failed = [r for r in rows if not r["agrees"]]
         ok = not failed

@@ -6,6 +6,7 @@ testability precondition and what a sceptical reader should know."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse, derivation_protocol
 
@@ -22,9 +23,9 @@ def _derivation(endpoint: str, unit: str, test: str, confirm: str, refute: str, 
                 precondition: str = "", secondary: tuple[str, ...] = (),
                 weaknesses: tuple[str, ...] = ()) -> Protocol:
     """:func:`derivation_protocol` with the claim's own rule, precondition and weaknesses."""
-    overrides = {name: value for name, value in (("h0", h0), ("h1", h1),
-                                                 ("error_rates", error_rates))
-                 if value is not None}
+    overrides: dict[str, Any] = {name: value for name, value in (("h0", h0), ("h1", h1),
+                                                               ("error_rates", error_rates))
+                                 if value is not None}
     return replace(derivation_protocol(endpoint, unit, test, FROZEN, secondary),
                    confirm=confirm, refute=refute, precondition=precondition,
                    weaknesses=(*weaknesses, TOKEN_MODEL_WEAKNESS), **overrides)

@@ -177,7 +177,7 @@ class HeadsEmergeInSequence(RetrievalClaim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         results = [r for r in results if not r.diverged]
         tie = params["eval_every"]
-        rows = []
+        rows: list[dict[str, Any]] = []
         for r in results:
             events = self.emerged(r)
             first = self.first_by_role(events)

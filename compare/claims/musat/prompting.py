@@ -116,10 +116,12 @@ def measure(params: dict[str, Any], scorer: ChoiceScorer, fingerprint: str
         out[formulation] = {}
         for depth in params["depths"]:
             key = {"model": fingerprint, **_questions_key(params, formulation, depth)}
+            def cell(f: str = formulation, d: int = depth) -> dict[str, np.ndarray]:
+                return {"right": answer_cell(scorer, f, d, params["chains"],
+                                             params["questions"], DECISION_SEED)}
+
             right = memo("musat_prompting", key, {"claim": LlmsSolveByPrompting.code_version},
-                         lambda f=formulation, d=depth: {"right": answer_cell(
-                             scorer, f, d, params["chains"], params["questions"],
-                             DECISION_SEED)})["right"]
+                         cell)["right"]
             log.info("prompting %s, D = %d: %d of %d right", formulation, depth,
                      int(right.sum()), right.size)
             out[formulation][depth] = right
@@ -290,7 +292,8 @@ class _LazyModel:
     """Loads the model at its first question: a warm memo answers without loading it."""
 
     def __init__(self, loader: Any, directory: Path) -> None:
-        self._loader, self._directory, self._model = loader, directory, None
+        self._loader, self._directory = loader, directory
+        self._model: Any = None
 
     def option_scores(self, prompt: str, options: Sequence[str]) -> np.ndarray:
         if self._model is None:

@@ -32,8 +32,8 @@ def accuracy_figure(counts: Mapping[str, Mapping[str, int]], questions: int,
     ax.axhline(1 / chains, color=PALETTE["grey"], linestyle="--",
                label=f"chance (1/{chains})")
     ax.set_xscale("log", base=2)
-    depths = sorted({int(d) for by_depth in counts.values() for d in by_depth})
-    ax.set_xticks(depths, [str(d) for d in depths])
+    ticks = sorted({int(d) for by_depth in counts.values() for d in by_depth})
+    ax.set_xticks(ticks, [str(d) for d in ticks])
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("chain depth D (links)")

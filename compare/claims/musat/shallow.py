@@ -5,7 +5,7 @@ near chance on the query (Mușat 2024, Theorem 1 in training; the formulation is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -53,6 +53,8 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import RetrievalTask, RetrievalTransformerConfig
 
 
 class ShallowModelsFail(RetrievalClaim):
@@ -215,8 +217,9 @@ class ShallowModelsFail(RetrievalClaim):
         shallow cell's looks come after the first stage), each in seed order."""
         found: dict[tuple[int, int, int, bool], dict[int, RunResult]] = {}
         for r in results:
-            task = r.spec.task
-            shape = (task.D, r.spec.model.layers, task.distractors, task.ic)
+            task = cast("RetrievalTask", r.spec.task)
+            shape = (task.D, cast("RetrievalTransformerConfig", r.spec.model).layers,
+                     task.distractors, task.ic)
             found.setdefault(shape, {})[r.spec.seed] = r
         out = []
         for cell, ic, _ in self.plan(params):

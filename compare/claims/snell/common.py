@@ -5,7 +5,7 @@ reading the same runs share them through the cache), the success criterion, and 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from attnverify.compare.claim import Verdict
 from attnverify.compare.space import Dimension
@@ -46,6 +46,18 @@ A diverged run never succeeds."""
 SUCCESS_ACC_ONLY = {"acc": 0.95}
 """Token accuracy alone, for the multi-head model's direct protocol (its §5 protocol counts
 success exactly as the official outputs do; see its claim)."""
+
+
+def copy_task(spec: RunSpec) -> CopyTask:
+    """``spec.task`` as the copying task, for the type checker (a cast: the claims that call
+    this read only copying runs; nothing is checked at run time)."""
+    return cast(CopyTask, spec.task)
+
+
+def seq2seq_model(spec: RunSpec) -> Seq2SeqConfig:
+    """``spec.model`` as the copying model's config, for the type checker (a cast: the claims
+    that call this read only its runs; nothing is checked at run time)."""
+    return cast(Seq2SeqConfig, spec.model)
 
 
 def copy_spec(params: dict[str, Any], distribution: str, vocab: int, seed: int,

@@ -20,6 +20,7 @@ from attnverify.compare.claims.snell.common import (
     PAPER_COPYING,
     SUCCESS,
     copy_spec,
+    copy_task,
     every_seed_verdict,
     scale_text,
     success_steps,
@@ -160,13 +161,13 @@ class KtiwPrecedesAttention(Claim):
         return PermutationIsHard().specs(params)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for r in results:
             attn = r.first_step_reaching({"attn_acc": self.threshold})
             ktiw = r.first_step_reaching({"ktiw_acc": self.threshold})
             if attn is None:
                 continue
-            rows.append({"distribution": r.spec.task.distribution, "seed": r.spec.seed,
+            rows.append({"distribution": copy_task(r.spec).distribution, "seed": r.spec.seed,
                          "ktiw_step": ktiw, "attention_step": attn,
                          "precedes": ktiw is not None and ktiw <= attn,
                          "tie": ktiw == attn})

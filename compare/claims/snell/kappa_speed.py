@@ -33,6 +33,7 @@ from attnverify.compare.claims.snell.common import (
     LENGTH_SPACE,
     PAPER_COPYING,
     copy_spec,
+    copy_task,
     scale_text,
     success_steps,
 )
@@ -158,7 +159,7 @@ class KappaPredictsLearningSpeed(Claim):
                 for v in params["vocab"] for s in range(params["seeds"])]
 
     @staticmethod
-    def branch_trend(vocab: Sequence[float], speed: Sequence[float],
+    def branch_trend(vocab: Sequence[float], speed: Sequence[float] | np.ndarray,
                      rising: bool) -> tuple[float, float, float]:
         """Spearman rho of V and speed on one branch, with the one-sided permutation p-values
         in kappa's direction (speed up with V on the rising branch, down on the falling one)
@@ -180,15 +181,16 @@ class KappaPredictsLearningSpeed(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         length = params["L"]
         kappa = {v: theory.snell.kappa(v, length).value for v in params["vocab"]}
-        rows = [{"V": r.spec.task.vocab_size, "seed": r.spec.seed,
-                 "kappa": kappa[r.spec.task.vocab_size], "speed": learning_curve_area(r),
-                 "steps_to_success": step}
-                for r, step in zip(results, success_steps(list(results)), strict=True)]
+        rows: list[dict[str, Any]] = [
+            {"V": copy_task(r.spec).vocab_size, "seed": r.spec.seed,
+             "kappa": kappa[copy_task(r.spec).vocab_size], "speed": learning_curve_area(r),
+             "steps_to_success": step}
+            for r, step in zip(results, success_steps(list(results)), strict=True)]
         subset = [row for row in rows if row["V"] > length]
         sizes = sorted({row["V"] for row in subset})
         peak = max(sizes, key=kappa.__getitem__) if sizes else 0
         v_star = theory.snell.kappa_peak(length).value
-        branches = {}
+        branches: dict[str, dict[str, Any]] = {}
         for name, rising, keep in (("rising", True, lambda v: v <= peak),
                                    ("falling", False, lambda v: v >= peak)):
             sample = [row for row in subset if keep(row["V"])]

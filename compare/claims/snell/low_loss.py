@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from scipy import stats
 
@@ -35,6 +35,8 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import CopyTask
 
 DEVELOPMENT_SEEDS, DECISION_SEEDS, CALIBRATION_SEEDS = 600, 610, 650
 """Blocks no other Snell claim trains (the sign-flipped solution was first seen on the
@@ -102,7 +104,7 @@ def counterexample(run: RunResult, log_v: float) -> bool:
         return False
     return bool(run.metric("acc")[-1] >= ACCURACY
                 and run.metric("loss")[-1] <= LOSS_FRACTION * log_v
-                and run.metric("gold_attention")[-1] < 1 / run.spec.task.length)
+                and run.metric("gold_attention")[-1] < 1 / cast("CopyTask", run.spec.task).length)
 
 
 class LowLossWithoutAlignedAttention(Claim):

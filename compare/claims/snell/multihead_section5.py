@@ -39,7 +39,7 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment
-from attnverify.compare.claims.snell.common import copy_spec
+from attnverify.compare.claims.snell.common import copy_spec, seq2seq_model
 from attnverify.compare.claims.snell.multihead_figures import section5_curves, section5_figure
 from attnverify.compare.claims.snell.multihead_success import (
     CANDIDATE_SEEDS,
@@ -103,7 +103,7 @@ class Section5Protocol:
                            results: Sequence[RunResult]) -> list[RunSpec]:
         """The next seeds of the candidates that can still fill a list, new candidates while a
         list cannot be filled otherwise, then the combos; nothing once the combos ran."""
-        if any(r.spec.model.heads > 1 for r in results):
+        if any(seq2seq_model(r.spec).heads > 1 for r in results):
             return []
         states = self.states(params, results)
         needed, more = self.needed(params), []
@@ -161,9 +161,9 @@ class Section5Protocol:
         """Candidate index -> its :class:`HeadState`, in candidate order, from the single-head
         runs (each candidate's runs taken in data-seed order)."""
         runs: dict[int, list[RunResult]] = {}
-        for r in sorted((r for r in results if r.spec.model.heads == 1),
-                        key=lambda r: (r.spec.model.head_seeds[0], r.spec.seed)):
-            runs.setdefault(r.spec.model.head_seeds[0] - CANDIDATE_SEEDS, []).append(r)
+        for r in sorted((r for r in results if seq2seq_model(r.spec).heads == 1),
+                        key=lambda r: (seq2seq_model(r.spec).head_seeds[0], r.spec.seed)):
+            runs.setdefault(seq2seq_model(r.spec).head_seeds[0] - CANDIDATE_SEEDS, []).append(r)
         return {i: head_state(rs, params["classify_seeds"]) for i, rs in sorted(runs.items())}
 
     @staticmethod
@@ -198,10 +198,10 @@ class Section5Protocol:
         seed; its other seeds share its initialisation and served only to classify it), and
         the bundles by kind (:meth:`bundle_names`), a bundle with a head of ``good`` being
         "bad + 1 good"."""
-        single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
+        single = [r for r in results if seq2seq_model(r.spec).heads == 1 and r.spec.seed == 0]
         groups: dict[str, list[RunResult]] = {"random": [], "bad + 1 good": [], "bad": []}
-        for r in (r for r in results if r.spec.model.heads > 1):
-            seeds = r.spec.model.head_seeds
+        for r in (r for r in results if seq2seq_model(r.spec).heads > 1):
+            seeds = seq2seq_model(r.spec).head_seeds
             kind = ("random" if min(seeds) >= RANDOM_SEEDS else
                     "bad + 1 good" if good & set(seeds) else "bad")
             groups[kind].append(r)

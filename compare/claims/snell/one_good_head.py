@@ -30,7 +30,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.snell.common import PAPER_COPYING
+from attnverify.compare.claims.snell.common import PAPER_COPYING, seq2seq_model
 from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
 from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
@@ -226,7 +226,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
                     good: list[int], bad: list[int]) -> dict[str, list[RunResult]]:
         """Each kind's runs in draw order from the pools ``good`` and ``bad`` (a set drawn
         twice appears twice; a draw whose run is missing is left out)."""
-        by_key = {r.spec.key(): r for r in results if r.spec.model.heads > 1}
+        by_key = {r.spec.key(): r for r in results if seq2seq_model(r.spec).heads > 1}
         return {kind: [by_key[key] for key in (self._bundle(params, s).key() for s in sets)
                        if key in by_key]
                 for kind, sets in self.draws(params, good, bad).items()}
@@ -317,7 +317,7 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
         good, bad = self.kept(params, self.states(params, results))
         drawn = self._drawn_runs(params, results, good, bad)
         names = self.bundle_names(params["heads"])
-        single = [r for r in results if r.spec.model.heads == 1 and r.spec.seed == 0]
+        single = [r for r in results if seq2seq_model(r.spec).heads == 1 and r.spec.seed == 0]
         distinct = {kind: list({r.spec.key(): r for r in runs}.values())
                     for kind, runs in drawn.items()}
         return {"rescue": section5_figure(single, drawn, names,
@@ -330,5 +330,5 @@ def head_shares(runs: Sequence[RunResult], steps: Sequence[int | None],
     """Per bad head: (all-bad draws with it that learned, all-bad draws with it), in pool
     order (a secondary view of which heads carry the all-bad rate)."""
     return {h: (sum(s is not None for r, s in zip(runs, steps, strict=True)
-                    if h in r.spec.model.head_seeds),
-                sum(h in r.spec.model.head_seeds for r in runs)) for h in bad}
+                    if h in seq2seq_model(r.spec).head_seeds),
+                sum(h in seq2seq_model(r.spec).head_seeds for r in runs)) for h in bad}

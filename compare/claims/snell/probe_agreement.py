@@ -27,6 +27,7 @@ from attnverify.compare.claims.snell.common import (
     PAPER_COPYING,
     SUCCESS,
     copy_spec,
+    copy_task,
     scale_text,
 )
 from attnverify.compare.claims.snell.probe_agreement_figure import agreement_figure
@@ -162,9 +163,9 @@ def _secondary(perm: Sequence[float], xi: dict[str, dict[str, float | None]],
     for dist, v in probe_acc.items():
         parts.append(f"the uniform probe's top-1 accuracy at the gold position ({dist}) "
                      f"{v:.3f}")
-    for dist, v in xi.items():
-        value = "never reached" if v["xi"] is None else f"{v['xi']:.3f}"
-        parts.append(f"xi ({dist}) {value} against xi* {v['xi_star']:.3f}")
+    for dist, cell in xi.items():
+        value = "never reached" if cell["xi"] is None else f"{cell['xi']:.3f}"
+        parts.append(f"xi ({dist}) {value} against xi* {cell['xi_star']:.3f}")
     return "; ".join(parts) + "."
 
 
@@ -197,12 +198,12 @@ class UniformProbeAgreesWithAttention(Claim):
                                        record_probe=True))]
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for normal, uniform in zip(results[::2], results[1::2], strict=True):
             learned = (not normal.diverged and not uniform.diverged
                        and normal.first_step_reaching(SUCCESS) is not None)
-            row = {"distribution": normal.spec.task.distribution, "seed": normal.spec.seed,
-                   "learned": learned}
+            row: dict[str, Any] = {"distribution": copy_task(normal.spec).distribution,
+                                   "seed": normal.spec.seed, "learned": learned}
             if learned:
                 argmax = normal.final["attn_argmax"]
                 a = agreement(argmax, uniform.final["ktiw_probe"])

@@ -18,12 +18,12 @@ but spreading (240 to 360) at 0.3: the grid stops at 0.1.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.snell.common import DECISION_SEEDS
+from attnverify.compare.claims.snell.common import DECISION_SEEDS, copy_task
 from attnverify.compare.claims.snell.toy_figures import init_scale_figure
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -34,6 +34,8 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import FreeAttentionToyConfig
 
 ALPHA = 0.025
 MARGIN = 0.25
@@ -113,7 +115,7 @@ class InitScaleBreaksSymmetry(Claim):
         if run.diverged:
             return False
         return bool(run.metric("acc")[-1] >= 0.95
-                    and run.metric("gold_attention")[-1] < 1 / run.spec.task.length)
+                    and run.metric("gold_attention")[-1] < 1 / copy_task(run.spec).length)
 
     @staticmethod
     def budget(params: dict[str, Any]) -> int:
@@ -128,9 +130,11 @@ class InitScaleBreaksSymmetry(Claim):
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         budget = self.budget(params)
-        rows = [{"distribution": r.spec.task.distribution, "sigma": r.spec.model.init_std_ktiw,
-                 "seed": r.spec.seed, "steps": r.first_step_reaching({"gold_attention": 0.5}),
-                 "anti_aligned": self.anti_aligned(r)} for r in results]
+        rows: list[dict[str, Any]] = [
+            {"distribution": copy_task(r.spec).distribution,
+             "sigma": cast("FreeAttentionToyConfig", r.spec.model).init_std_ktiw,
+             "seed": r.spec.seed, "steps": r.first_step_reaching({"gold_attention": 0.5}),
+             "anti_aligned": self.anti_aligned(r)} for r in results]
 
         def times(dist: str) -> tuple[list[float], list[float]]:
             sample = [row for row in rows if row["distribution"] == dist]

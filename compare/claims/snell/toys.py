@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
@@ -115,7 +115,8 @@ class ToyClassifierClosedForm(Claim):
 
     @staticmethod
     def deviation(result: RunResult) -> float:
-        cfg, lr = result.spec.model, result.spec.optimizer.lr
+        cfg = cast(ToyClassifierConfig, result.spec.model)
+        lr = cast(SGD, result.spec.optimizer).lr
         tau = result.eval_steps * lr
         flow = theory.snell.toy_classifier_trajectory(tau, cfg.p0, cfg.beta0, cfg.beta1).value
         err = max(np.abs(result.metric(k) - flow[k]).max() for k in ("p", "beta0", "beta1"))
@@ -186,7 +187,7 @@ class ToyClassifierClosedForm(Claim):
     @staticmethod
     def _measured_tau_star(result: RunResult) -> float | None:
         step = result.first_step_reaching({"p": 1.0})
-        return None if step is None else step * result.spec.optimizer.lr
+        return None if step is None else step * cast(SGD, result.spec.optimizer).lr
 
 SADDLE_DECISION_SEEDS, SADDLE_CALIBRATION_SEEDS = 100, 200
 """First seeds of the saddle's decision and calibration blocks; seeds 0 to 4 developed the

@@ -19,6 +19,7 @@ from attnverify.compare.claims.snell.common import (
     LENGTH_SPACE,
     PAPER_COPYING,
     copy_spec,
+    copy_task,
 )
 from attnverify.compare.claims.snell.figures import curves_figure, uniform_loss_figure
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -155,7 +156,8 @@ class Stage1BowOptimum(Claim):
         floor = theory.snell.stage1_exclusion_loss(length).value
         ceilings = {"subset": theory.snell.stage1_loss(vocab, length, "subset").value,
                     "permutation": theory.snell.stage1_loss(length, length, "permutation").value}
-        rows, verdicts, untestable = [], [], False
+        rows: list[dict[str, Any]] = []
+        verdicts, untestable = [], False
         for name, runs in (("subset", subset), ("permutation", perm)):
             losses, lo, hi = _final_ci(runs, "loss_words")
             untestable |= losses.size < 2  # no t-interval over seeds
@@ -175,9 +177,9 @@ class Stage1BowOptimum(Claim):
                          "loss_mean": float(losses.mean()) if losses.size else float("nan"),
                          "ci": [lo, hi], "band": [floor, ceilings[name]], "verdict": str(verdict),
                          "why": why})
-        bow_rows = [{"distribution": r.spec.task.distribution,
+        bow_rows = [{"distribution": copy_task(r.spec).distribution,
                      "final_loss": float(r.metric("loss")[-1]),
-                     "optimum": ceilings[r.spec.task.distribution]} for r in bow]
+                     "optimum": ceilings[copy_task(r.spec).distribution]} for r in bow]
         bow_ok = all(abs(b["final_loss"] - b["optimum"]) <= self.bow_tolerance
                      for b in bow_rows)
         verdict = (Verdict.REFUTED if Verdict.REFUTED in verdicts else
