@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims.snell.common import copy_task
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.plotting import PALETTE, new_figure
@@ -35,8 +36,6 @@ from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-    from attnverify.empirics import CopyTask
 
 DEVELOPMENT_SEEDS, DECISION_SEEDS, CALIBRATION_SEEDS = 600, 610, 650
 """Blocks no other Snell claim trains (the sign-flipped solution was first seen on the
@@ -104,7 +103,7 @@ def counterexample(run: RunResult, log_v: float) -> bool:
         return False
     return bool(run.metric("acc")[-1] >= ACCURACY
                 and run.metric("loss")[-1] <= LOSS_FRACTION * log_v
-                and run.metric("gold_attention")[-1] < 1 / cast("CopyTask", run.spec.task).length)
+                and run.metric("gold_attention")[-1] < 1 / copy_task(run.spec).length)
 
 
 class LowLossWithoutAlignedAttention(Claim):

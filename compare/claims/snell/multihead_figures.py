@@ -3,10 +3,11 @@ the bundle kinds and per-head attention in the bundles."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from attnverify.compare.claims.snell.common import seq2seq_model
 from attnverify.compare.claims.snell.multihead_success import GOOD_ACC, official_success_steps
 from attnverify.compare.plotting import (
     PALETTE,
@@ -20,8 +21,6 @@ from attnverify.empirics import RunResult
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from attnverify.empirics import Seq2SeqConfig
-
 KIND_COLOURS = {"random": PALETTE["blue"], "bad + 1 good": PALETTE["green"],
                 "bad": PALETTE["red"]}
 """The colour of each bundle kind of §5."""
@@ -31,7 +30,7 @@ def head_curves(run: RunResult, good: set[int]) -> tuple[np.ndarray, np.ndarray]
     """Per-head attention accuracy of one bundle (``attn_acc_head<k>``, heads in head-seed
     order): the first head in ``good`` and the mean of the others, or, with none in ``good``,
     the head best aligned at the last evaluation and the mean over all heads."""
-    seeds = cast("Seq2SeqConfig", run.spec.model).head_seeds
+    seeds = seq2seq_model(run.spec).head_seeds
     heads = np.stack([run.metric(f"attn_acc_head{i}") for i in range(len(seeds))])
     mine = [i for i, seed in enumerate(seeds) if seed in good]
     if mine:
