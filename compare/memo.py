@@ -10,7 +10,8 @@ package version: a bumped version or a new release recomputes (these entries cos
 minutes, unlike training runs), a comment or a refactor does not. Writes are atomic (a
 temporary file renamed into place); an unreadable entry (truncated, a flipped byte) is moved
 aside to ``ROOT/corrupt/`` and recomputed, never used. With no root set (library use, most
-tests) nothing is cached.
+tests) nothing is cached. The root is a context variable (:func:`rooted`), so concurrent
+evaluations in threads or tasks each see their own.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,25 +35,19 @@ from attnverify.empirics.output_paths import atomic_file
 from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")
-_root: Path | None = None
-
-
-def set_root(path: Path | None) -> None:
-    """Cache under ``path / "memo"`` (``None`` switches caching off)."""
-    global _root
-    _root = None if path is None else Path(path) / "memo"
+_root: ContextVar[Path | None] = ContextVar("attnverify_memo_root", default=None)
+"""Where entries go (``ROOT/memo``) in the current context; None: nothing is cached."""
 
 
 @contextlib.contextmanager
 def rooted(path: Path | None) -> Iterator[None]:
-    """Cache under ``path / "memo"`` for the duration (e.g. next to a run store)."""
-    global _root
-    previous = _root
-    set_root(path)
+    """Cache under ``path / "memo"`` for the duration (e.g. next to a run store); ``None``
+    switches caching off for the duration."""
+    token = _root.set(None if path is None else Path(path) / "memo")
     try:
         yield
     finally:
-        _root = previous
+        _root.reset(token)
 
 
 def _digest(key: dict[str, Any], version: dict[str, int]) -> str:
@@ -84,15 +80,16 @@ def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
          compute: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """``compute()``'s arrays, read from the cache when this key was computed before by code of
     the same declared ``version`` (e.g. ``{"claim": 1}`` or ``{"monte_carlo": 1}``)."""
-    if _root is None:
+    root = _root.get()
+    if root is None:
         return compute()
-    path = _root / namespace / f"{_digest(key, version)}.npz"
+    path = root / namespace / f"{_digest(key, version)}.npz"
     if path.exists():
         try:
             with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as npz:
                 return {name: npz[name] for name in npz.files}
         except DAMAGE as exc:
-            aside = _move_aside(path, _root.parent / "corrupt", namespace)
+            aside = _move_aside(path, root.parent / "corrupt", namespace)
             log.warning("memo entry %s unreadable (%s: %s); moved to %s, recomputing",
                         path.name, type(exc).__name__, exc, aside)
     arrays = compute()

@@ -38,6 +38,28 @@ def test_without_a_root_nothing_is_cached(tmp_path):
     assert len(calls) == 2 and not (tmp_path / "memo").exists()
 
 
+def test_rooted_nests_and_restores_and_other_contexts_do_not_see_it(tmp_path):
+    """``rooted`` sets the root for its block only (a nested ``rooted(None)`` switches caching
+    off and back); a context copied before it was set (another evaluation) stays uncached."""
+    import contextvars
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": np.zeros(1)}
+
+    outside = contextvars.copy_context()
+    with rooted(tmp_path):
+        memo("ns", {"a": 1}, {"claim": 1}, compute)
+        with rooted(None):
+            memo("ns", {"a": 1}, {"claim": 1}, compute)  # off: computed again
+        memo("ns", {"a": 1}, {"claim": 1}, compute)  # restored: read back
+        outside.run(memo, "ns", {"a": 1}, {"claim": 1}, compute)  # no root there
+    memo("ns", {"a": 1}, {"claim": 1}, compute)  # after the block: no root
+    assert len(calls) == 4
+
+
 def test_a_bumped_version_recomputes_and_the_old_entry_is_not_read(tmp_path):
     calls = []
 
