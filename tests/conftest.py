@@ -28,6 +28,12 @@ def _one_thread():
     torch.set_num_threads(previous)
 
 
+@pytest.fixture(autouse=True)
+def _plain_terminal_output(monkeypatch):
+    """The CLI's output as on a pipe: no verdict colours, whatever the CI sets (FORCE_COLOR)."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
 @pytest.fixture
 def store(tmp_path):
     from attnverify.empirics import RunStore

@@ -252,3 +252,33 @@ def test_filters_hide_what_is_unchecked_in_a_browser(small_report, tmp_path):
         shown = 'data-verdict="refuted"' in tag  # the derived claim is the refuted one
         assert ("hidden" not in tag) == shown, tag
     assert 'class="js"' in dom  # the filters are shown where script runs
+
+
+def test_terminal_table_colours_verdicts_only_where_asked(monkeypatch):
+    """Colour wraps each verdict in its ANSI code and moves no column; ``use_colour`` follows
+    the terminal, ``NO_COLOR`` and ``FORCE_COLOR``."""
+    import io
+    import re
+
+    from attnverify.compare.cli.verify import use_colour, verdict_table
+
+    report = Report(profile="smoke", versions={}, machine={}, outcomes=[
+        _outcome("snell.kappa_closed_form", Verdict.CONFIRMED, Tolerance("w")),
+        _outcome("snell.permutation_saddle", Verdict.REFUTED, Tolerance("w"))])
+    plain, coloured = verdict_table(report), verdict_table(report, colour=True)
+    assert "\033[" not in plain
+    assert "\033[32mconfirmed" in coloured and "\033[31mrefuted" in coloured
+    assert re.sub("\033\\[[0-9;]*m", "", coloured) == plain
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for name in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    assert use_colour(Terminal()) and not use_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour(Terminal())
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert use_colour(io.StringIO())

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from attnverify.compare.cli import common, cost_guard
 from attnverify.compare.cli.inputs import (
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary_json(report, paths["html"].resolve()), indent=2))
         return 0
-    print(verdict_table(report))
+    print(verdict_table(report, colour=use_colour(sys.stdout)))
     print(f"\n{report.summary()} (profile {args.profile})")
     print(f"report: {paths['html'].resolve()}")
     return 0
@@ -106,13 +108,29 @@ CLAIM_WIDTH, REASON_WIDTH, THEORY_WIDTH, MEASURED_WIDTH = 44, 20, 12, 48
 """The verdict table's column widths (characters); longer texts are cut with "…"."""
 
 
+VERDICT_COLOURS = {"confirmed": "32", "refuted": "31", "inconclusive": "33"}
+"""ANSI colours of the terminal table's verdicts: green, red, yellow."""
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Whether to colour the verdicts printed to ``stream``: on a terminal unless ``NO_COLOR``
+    is set (no-color.org), and wherever ``FORCE_COLOR`` is set (both: any non-empty value)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
 def _cell(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters (its last one "…" when cut)."""
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def verdict_table(report: Report) -> str:
-    """The terminal's verdict table, one block per kind, in fixed-width columns."""
+def verdict_table(report: Report, colour: bool = False) -> str:
+    """The terminal's verdict table, one block per kind, in fixed-width columns; with
+    ``colour``, each verdict in its ANSI colour (:data:`VERDICT_COLOURS`; the columns stay
+    where they are)."""
     from attnverify.compare.claim import KIND_SUMMARY
     from attnverify.compare.report_cells import fmt, measured_text
 
@@ -124,7 +142,10 @@ def verdict_table(report: Report) -> str:
                   f"{'theory':>{THEORY_WIDTH}}  measured [95% CI]"]
         for o in (o for o in report.outcomes if o.claim.kind == kind):
             a = o.assessment
-            lines.append(f"  {_cell(o.claim.id, width):<{width}}  {a.verdict!s:<12}  "
+            verdict = f"{a.verdict!s:<12}"
+            if colour:
+                verdict = f"\033[{VERDICT_COLOURS[a.verdict]}m{verdict}\033[0m"
+            lines.append(f"  {_cell(o.claim.id, width):<{width}}  {verdict}  "
                          f"{_cell(str(a.reason), REASON_WIDTH):<{REASON_WIDTH}}  "
                          f"{_cell(fmt(a.theory), THEORY_WIDTH):>{THEORY_WIDTH}}  "
                          f"{_cell(measured_text(a.empirical), MEASURED_WIDTH)}")
