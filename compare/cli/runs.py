@@ -29,12 +29,14 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
     e = actions.add_parser("export", parents=[common_options],
                            help="tidy table: one row per run x step")
     e.add_argument("keys", nargs="*", help="run keys (default: all)")
-    e.add_argument("--format", choices=("csv", "json", "parquet"), default="csv",
+    e.add_argument("--format", choices=("csv", "json", "parquet", "tensorboard"), default="csv",
                    help="csv (default) or json: one row per run x step, a column per metric; "
                         "parquet (needs --out, pandas and pyarrow): the tidy table of "
                         "attnverify.runs.frame, one row per run x step x metric, with the "
-                        "claims that read each run")
-    e.add_argument("--out", help="file (default: stdout)")
+                        "claims that read each run; tensorboard (needs --out, a new folder, "
+                        "and the tensorboard package): one TensorBoard run per run, its "
+                        "metrics and training loss over the steps")
+    e.add_argument("--out", help="file (default: stdout); the folder for tensorboard")
     runs_archive.add_parsers(actions, common_options)
     actions.add_parser("migrate", parents=[common_options],
                        help="re-key the runs stored by attnverify 0.1.0 (each checked against "
@@ -110,6 +112,9 @@ def _export(args: argparse.Namespace, store: RunStore) -> None:
     if args.format == "parquet":
         _export_parquet(args, store)
         return
+    if args.format == "tensorboard":
+        _export_tensorboard(args, store)
+        return
     keys = args.keys or list(store.keys())
     rows = [{**row, "key": key} for key in keys for row in _get(store, key).tidy_rows()]
     text = _table(rows, args.format)
@@ -151,6 +156,24 @@ def _export_parquet(args: argparse.Namespace, store: RunStore) -> None:
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
     print(f"wrote {len(table)} rows to {args.out}", file=sys.stderr)
+
+
+def _export_tensorboard(args: argparse.Namespace, store: RunStore) -> None:
+    """``runs export --format tensorboard --out DIR``: the named runs (default: all) as
+    TensorBoard event files (:mod:`attnverify.compare.runs_tensorboard`)."""
+    if args.out is None:
+        raise UserError("--format tensorboard needs --out DIR (a new or empty folder)")
+    from attnverify.compare.runs_tensorboard import write_tensorboard
+
+    try:
+        count = write_tensorboard(store, args.out, args.keys)
+    except ImportError:
+        raise UserError("--format tensorboard needs the tensorboard package: pip install "
+                        "'attnverify[tensorboard]'") from None
+    except OSError as exc:
+        raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
+    print(f"wrote {count} runs to {args.out} (view them with: tensorboard --logdir "
+          f"{args.out})", file=sys.stderr)
 
 
 def _table(rows: list[dict[str, Any]], fmt_name: str) -> str:
