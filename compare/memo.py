@@ -10,8 +10,9 @@ package version: a bumped version or a new release recomputes (these entries cos
 minutes, unlike training runs), a comment or a refactor does not. Writes are atomic (a
 temporary file renamed into place); an unreadable entry (truncated, a flipped byte) is moved
 aside to ``ROOT/corrupt/`` and recomputed, never used. With no root set (library use, most
-tests) nothing is cached. The root is a context variable (:func:`rooted`), so concurrent
-evaluations in threads or tasks each see their own.
+tests) nothing is cached. The root is a context variable (:func:`rooted`): an evaluation
+changes it for its own context only, and a thread started without a copy of that context
+caches nothing.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@ disk) removes its temporary directory and leaves the old report as it was.
 
 Only a directory that holds nothing but a report (``report.json``, ``report.md``,
 ``report.html``, ``figures/`` of PNG files) is ever replaced, so ``--out`` naming a directory of
-other files (a home directory, a project) is refused before anything is computed.
+other files (a home directory, a project) is refused before anything is computed. Other
+directories written whole (``runs export --format tensorboard``) name what they may replace with
+a :class:`Replaceable` (with :func:`entries`: only an empty directory).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import shutil
 import stat
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 REPORT_FILES = frozenset({"report.json", "report.md", "report.html"})
@@ -29,29 +32,41 @@ _RENAME_EXCHANGE = 2  # linux/fs.h
 _AT_FDCWD = -100
 
 
-def report_target(out: Path | str, option: str = "--out") -> Path:
+@dataclass(frozen=True)
+class Replaceable:
+    """What a directory written whole may replace: ``foreign`` lists what an existing directory
+    holds that it may not (sorted, relative paths; empty: it may be replaced), ``what`` names
+    the directory's contents and ``refusal`` ends the error that names a foreign entry (why
+    not, and which directory to name instead)."""
+
+    what: str
+    foreign: Callable[[Path], list[str]]
+    refusal: str
+
+
+def report_target(out: Path | str, option: str = "--out",
+                  kind: Replaceable | None = None) -> Path:
     """``out`` as an absolute path (a symbolic link followed to its target) that may be
-    replaced by a report: absent, or a directory holding only a report. ValueError (one
-    line naming ``option``) otherwise."""
+    replaced by a directory of ``kind`` (default :data:`REPORT`): absent, or a directory
+    holding only what ``kind`` allows. ValueError (one line naming ``option``) otherwise."""
+    kind = REPORT if kind is None else kind
     if str(out) == "":
         raise ValueError(f"{option} must name a directory; got an empty path")
     target = Path(os.path.realpath(out))
     cwd = Path.cwd().resolve()
     if target == cwd or target in cwd.parents:
-        raise ValueError(f"{option} {out} is the current directory or holds it: a report "
-                         f"directory is replaced whole; name a directory for the report")
+        raise ValueError(f"{option} {out} is the current directory or holds it: a {kind.what} "
+                         f"directory is replaced whole; name a directory for the {kind.what}")
     try:
         mode = target.stat().st_mode
     except FileNotFoundError:
         return target
     if not stat.S_ISDIR(mode):
         raise ValueError(f"{option} {out} exists and is not a directory")
-    foreign = _foreign_entries(target)
+    foreign = kind.foreign(target)
     if foreign:
         more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-        raise ValueError(f"{option} {out} holds {foreign[0]!r}{more}, not part of a report: a "
-                         f"report directory is replaced whole; name a new directory or an "
-                         f"earlier report's")
+        raise ValueError(f"{option} {out} holds {foreign[0]!r}{more}{kind.refusal}")
     return target
 
 
@@ -69,13 +84,25 @@ def _foreign_entries(directory: Path) -> list[str]:
     return foreign
 
 
+def entries(directory: Path) -> list[str]:
+    """Everything ``directory`` holds, sorted: as :attr:`Replaceable.foreign`, a directory that
+    replaces only an empty one."""
+    return sorted(entry.name for entry in directory.iterdir())
+
+
+REPORT = Replaceable("report", _foreign_entries,
+                     ", not part of a report: a report directory is replaced whole; name a new "
+                     "directory or an earlier report's")
+"""A verification report: replaces a directory holding only an earlier report."""
+
+
 def replace_directory(out: Path | str, write: Callable[[Path], None],
-                      option: str = "--out") -> Path:
+                      option: str = "--out", kind: Replaceable | None = None) -> Path:
     """Call ``write(tmp)`` on a new empty directory beside ``out``, then swap it in place of
-    ``out`` (:func:`report_target` decides whether ``out`` may be replaced); returns the
-    directory written. On any failure the temporary directory is removed and ``out`` is left
-    as it was."""
-    target = report_target(out, option)
+    ``out`` (:func:`report_target` decides whether ``out`` may be replaced by a directory of
+    ``kind``, default :data:`REPORT`); returns the directory written. On any failure the
+    temporary directory is removed and ``out`` is left as it was."""
+    target = report_target(out, option, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
     tmp.mkdir()  # the umask's permissions (or the old report's, below), as a plain mkdir
@@ -83,7 +110,7 @@ def replace_directory(out: Path | str, write: Callable[[Path], None],
         if target.exists():
             os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
         write(tmp)
-        report_target(out, option)  # nothing foreign appeared while the report was computed
+        report_target(out, option, kind)  # nothing foreign appeared while it was computed
         _swap_in(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)  # after a swap: the old report

@@ -8,24 +8,36 @@ output folder, with:
 - ``train/loss``: the training-batch loss at every trained step;
 - ``spec`` (text): the run's spec as JSON, its status and wall time.
 
-The folder is written whole or not at all (into a temporary sibling, renamed into place), and
-must not exist yet or be empty: TensorBoard would otherwise show the old and new events as one
-run. Needs the ``tensorboard`` package (``pip install 'attnverify[tensorboard]'``); torch's own
-writer (``torch.utils.tensorboard``) writes the events.
+The output folder is written whole or not at all (:func:`compare.report_dir.replace_directory`)
+and must be new or empty: TensorBoard would otherwise show old and new events as one run. A
+damaged entry is left out with one warning line, as in :func:`attnverify.runs.frame`. Needs
+the ``tensorboard`` package (``pip install 'attnverify[tensorboard]'``); torch's own writer
+(``torch.utils.tensorboard``) writes the events.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import uuid
+import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tqdm import tqdm
+
+from attnverify.compare.report_dir import Replaceable, entries, replace_directory
+from attnverify.empirics.progress import is_terminal
+from attnverify.empirics.store import CorruptEntryError
+
 if TYPE_CHECKING:
     from attnverify.empirics import RunResult, RunStore
+
+log = logging.getLogger("attnverify.runs")
+EXPORT = Replaceable("TensorBoard export", entries,
+                     ": a TensorBoard export goes into a new or empty directory (TensorBoard "
+                     "would show old and new events as one run)")
+"""The output folder may replace only an empty folder."""
 
 
 def run_folder(result: RunResult) -> str:
@@ -54,33 +66,32 @@ def write_run(result: RunResult, folder: Path) -> None:
         writer.close()
 
 
-def write_tensorboard(store: RunStore, out: str | os.PathLike[str],
+def write_tensorboard(store: RunStore, out: Path | str,
                       keys: Sequence[str] = ()) -> int:
-    """Write the runs ``keys`` (every stored run when empty) of ``store`` under ``out``, one
-    TensorBoard run each; returns how many. ValueError when ``out`` is a non-empty folder or
-    not a folder, or a key is not stored; ImportError when tensorboard is missing."""
-    import tensorboard  # noqa: F401  (torch's writer needs it; fail before writing anything)
+    """Write the runs ``keys`` (each once; every stored run when empty) of ``store`` under
+    ``out``, one TensorBoard run each, loading one run at a time; returns how many were
+    written. ValueError when ``out`` may not be replaced (:data:`EXPORT`) or a key is not
+    stored, before anything is written; ImportError when tensorboard is missing."""
+    from torch.utils.tensorboard import SummaryWriter  # noqa: F401  (fail before any work)
 
-    target = Path(out)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ValueError(f"{target} exists and is not an empty folder: TensorBoard would mix "
-                         f"its events with the new ones; give a new folder")
-    wanted = list(keys) or list(store.keys())
-    results = []
-    for key in wanted:
-        result = store.get(key)
-        if result is None:
-            raise ValueError(f"no run {key!r} in {store.root} (see 'attnverify runs list')")
-        results.append(result)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = target.parent / f".{target.name}.{uuid.uuid4().hex[:8]}.tmp"
-    try:
-        for result in results:
-            write_run(result, scratch / run_folder(result))
-        scratch.mkdir(exist_ok=True)  # no runs: an empty folder
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        os.rename(scratch, target)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return len(results)
+    wanted = list(dict.fromkeys(keys)) or list(store.keys())
+    missing = [key for key in wanted if not store.has(key)]
+    if missing:
+        raise ValueError(f"no run {missing[0]!r} in {store.root} (see 'attnverify runs list')")
+    written = 0
+
+    def write(folder: Path) -> None:
+        nonlocal written
+        for key in tqdm(wanted, desc="tensorboard", unit="run",
+                        disable=not is_terminal(sys.stderr)):
+            try:
+                result = store.get(key)
+            except CorruptEntryError as exc:
+                log.warning("left out: %s", exc)
+                continue
+            if result is not None:  # removed meanwhile: left out
+                write_run(result, folder / run_folder(result))
+                written += 1
+
+    replace_directory(out, write, "--out", EXPORT)
+    return written

@@ -264,14 +264,18 @@ def test_terminal_table_colours_verdicts_only_where_asked(monkeypatch):
 
     report = Report(profile="smoke", versions={}, machine={}, outcomes=[
         _outcome("snell.kappa_closed_form", Verdict.CONFIRMED, Tolerance("w")),
-        _outcome("snell.permutation_saddle", Verdict.REFUTED, Tolerance("w"))])
+        _outcome("snell.permutation_saddle", Verdict.REFUTED, Tolerance("w")),
+        _outcome("bao.rank_collapse_at_uniform", Verdict.INCONCLUSIVE, Tolerance("w"),
+                 reason=Reason.CONFLICTING)])
     plain, coloured = verdict_table(report), verdict_table(report, colour=True)
     assert "\033[" not in plain
-    assert "\033[32mconfirmed" in coloured and "\033[31mrefuted" in coloured
+    assert all(f"\033[{code}m{verdict}" in coloured for verdict, code in (
+        ("confirmed", 32), ("refuted", 31), ("inconclusive", 33)))
     assert re.sub("\033\\[[0-9;]*m", "", coloured) == plain
 
     class Terminal(io.StringIO):
         def isatty(self):
+            super().isatty()  # ValueError once closed, as a real stream's
             return True
 
     for name in ("NO_COLOR", "FORCE_COLOR"):
@@ -282,3 +286,10 @@ def test_terminal_table_colours_verdicts_only_where_asked(monkeypatch):
     monkeypatch.delenv("NO_COLOR")
     monkeypatch.setenv("FORCE_COLOR", "1")
     assert use_colour(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not use_colour(Terminal())  # NO_COLOR wins
+    closed = Terminal()
+    closed.close()
+    monkeypatch.delenv("FORCE_COLOR")
+    monkeypatch.delenv("NO_COLOR")
+    assert not use_colour(closed)

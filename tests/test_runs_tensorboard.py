@@ -1,7 +1,8 @@
 """``runs export --format tensorboard``: each stored run becomes one TensorBoard run whose
 scalars are the run's metrics at its evaluated steps and its training loss at every trained step,
-read back with TensorBoard's own event reader; the output folder is refused when not new or
-empty, and a missing tensorboard package is one line."""
+read back with TensorBoard's own event reader; a key named twice is written once, a damaged
+entry is left out; the output folder is refused when not new or empty and is written whole or
+not at all; a missing tensorboard package is one line."""
 
 from __future__ import annotations
 
@@ -71,24 +72,58 @@ def test_only_the_named_runs_and_only_into_a_new_folder(stored, tmp_path, capsys
     store, results = stored
     out = tmp_path / "tb"
     out.mkdir()  # empty: accepted
-    assert main(["runs", "export", results[1].key, "--format", "tensorboard", "--out", str(out),
-                 "--cache", str(store.root)]) == 0
+    assert main(["runs", "export", results[1].key, results[1].key, "--format", "tensorboard",
+                 "--out", str(out), "--cache", str(store.root)]) == 0
     assert [p.name for p in out.iterdir()] == [run_folder(results[1])]
+    assert len(list((out / run_folder(results[1])).iterdir())) == 1  # one events file
+    assert "wrote 1 run to" in capsys.readouterr().err
     capsys.readouterr()
     assert main(["runs", "export", "--format", "tensorboard", "--out", str(out), "--cache",
                  str(store.root)]) == 2  # not empty now
-    assert "is not an empty folder" in capsys.readouterr().err
+    assert "goes into a new or empty directory" in capsys.readouterr().err
     assert main(["runs", "export", "--format", "tensorboard", "--cache",
                  str(store.root)]) == 2
     assert "needs --out DIR" in capsys.readouterr().err
     assert main(["runs", "export", "0" * 24, "--format", "tensorboard", "--out",
                  str(tmp_path / "other"), "--cache", str(store.root)]) == 2
     assert "no run" in capsys.readouterr().err and not (tmp_path / "other").exists()
+    (tmp_path / "file").write_text("x")
+    assert main(["runs", "export", "--format", "tensorboard", "--out", str(tmp_path / "file"),
+                 "--cache", str(store.root)]) == 2
+    assert "is not a directory" in capsys.readouterr().err
+
+
+def test_a_failure_midway_leaves_nothing_and_a_damaged_entry_is_left_out(stored, tmp_path,
+                                                                          monkeypatch, caplog):
+    from attnverify.compare import runs_tensorboard
+
+    store, results = stored
+    out = tmp_path / "tb"
+    out.mkdir()
+    real, calls = runs_tensorboard.write_run, []
+
+    def fails_second(result, folder):
+        calls.append(result.key)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(result, folder)
+
+    monkeypatch.setattr(runs_tensorboard, "write_run", fails_second)
+    with pytest.raises(OSError, match="No space"):
+        runs_tensorboard.write_tensorboard(store, out)
+    assert out.is_dir() and not list(out.iterdir())  # the empty folder as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "tb"]  # no scratch left
+    monkeypatch.setattr(runs_tensorboard, "write_run", real)
+    (store.entry_path(results[0].key) / "arrays.npz").write_bytes(b"garbage")
+    assert runs_tensorboard.write_tensorboard(store, out) == 1
+    assert [p.name for p in out.iterdir()] == [runs_tensorboard.run_folder(results[1])]
+    assert "left out" in caplog.text
 
 
 def test_without_tensorboard_is_one_line(stored, tmp_path, capsys, monkeypatch):
     store, _ = stored
-    monkeypatch.setitem(sys.modules, "tensorboard", None)  # import tensorboard now fails
+    for name in ("tensorboard", "torch.utils.tensorboard"):  # importing them now fails
+        monkeypatch.setitem(sys.modules, name, None)
     assert main(["runs", "export", "--format", "tensorboard", "--out", str(tmp_path / "tb"),
                  "--cache", str(store.root)]) == 2
     assert "pip install 'attnverify[tensorboard]'" in capsys.readouterr().err

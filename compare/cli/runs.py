@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import shlex
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -163,17 +164,19 @@ def _export_tensorboard(args: argparse.Namespace, store: RunStore) -> None:
     TensorBoard event files (:mod:`attnverify.compare.runs_tensorboard`)."""
     if args.out is None:
         raise UserError("--format tensorboard needs --out DIR (a new or empty folder)")
+    try:
+        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
+    except ImportError as exc:  # torch's writer needs the tensorboard package
+        raise UserError(f"--format tensorboard needs the tensorboard package ({exc}): pip "
+                        f"install 'attnverify[tensorboard]'") from None
     from attnverify.compare.runs_tensorboard import write_tensorboard
 
     try:
         count = write_tensorboard(store, args.out, args.keys)
-    except ImportError:
-        raise UserError("--format tensorboard needs the tensorboard package: pip install "
-                        "'attnverify[tensorboard]'") from None
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
-    print(f"wrote {count} runs to {args.out} (view them with: tensorboard --logdir "
-          f"{args.out})", file=sys.stderr)
+    print(f"wrote {count} run{'s' * (count != 1)} to {args.out} (view them with: tensorboard "
+          f"--logdir {shlex.quote(args.out)})", file=sys.stderr)
 
 
 def _table(rows: list[dict[str, Any]], fmt_name: str) -> str:

@@ -113,13 +113,16 @@ VERDICT_COLOURS = {"confirmed": "32", "refuted": "31", "inconclusive": "33"}
 
 
 def use_colour(stream: TextIO) -> bool:
-    """Whether to colour the verdicts printed to ``stream``: on a terminal unless ``NO_COLOR``
-    is set (no-color.org), and wherever ``FORCE_COLOR`` is set (both: any non-empty value)."""
+    """Whether to colour the verdicts printed to ``stream``: never where ``NO_COLOR`` is set
+    (no-color.org), else wherever ``FORCE_COLOR`` is set, else on a terminal (both variables:
+    any non-empty value)."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    return hasattr(stream, "isatty") and stream.isatty()
+    from attnverify.empirics.progress import is_terminal
+
+    return is_terminal(stream)
 
 
 def _cell(text: str, width: int) -> str:
