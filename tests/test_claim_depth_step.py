@@ -213,4 +213,5 @@ def test_the_figure_draws_the_cells_and_both_bounds():
     labels = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
     assert any("refined bound" in label for label in labels)
     texts = {t.get_text() for ax in fig.axes for t in ax.texts}
-    assert {f"{LEARNS:.2f}", f"{CHANCE:.2f}"} <= texts
+    # each cell: its mean and how many of its seeds learned (step cells 6, controls 3)
+    assert {f"{LEARNS:.2f}\n6/6", f"{CHANCE:.2f}\n0/6", f"{LEARNS:.2f}\n3/3"} <= texts

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED
-from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished
+from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished, learned
 from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
 from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric, metric_depths
@@ -21,7 +21,8 @@ from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric, 
 def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],
                   groups: Sequence[Sequence[RunResult]], refined: bool = False) -> Figure:
     """Final query accuracy over (D, layers), one panel for the implicit curriculum and one for
-    query-only supervision, for every trained cell (mean over its seeds; a cell trained twice,
+    query-only supervision, for every trained cell (mean over its seeds, and how many of them
+    learned the query, a count a mean can hide; a cell trained twice,
     e.g. with and without distractors, shows its first group), with the bound min_layers(D)
     as a line (the frontier max_depth(t) read sideways; the paper's Figure 4 in spirit): the
     shaded cells under it have fewer layers than the bound. ``refined`` adds the refined bound
@@ -30,7 +31,7 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
     shapes = [cell_shape(params, cell) for cell, _, _ in plan]
     max_D = max([5, *(D for D, _, _ in shapes)])
     max_layers = max([4, *(layers for _, layers, _ in shapes)])
-    fig, axes = new_figure(ncols=len(panels), width=4.0)
+    fig, axes = new_figure(ncols=len(panels), width=4.0 if len(panels) > 1 else 5.0)
     depths = np.arange(1, max_D + 1)
     tops = [theory.musat.min_layers_value(int(D)) - 0.5 for D in depths]
     for ax, ic in zip(axes, panels, strict=True):
@@ -41,9 +42,11 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
             drawn.add((D, layers))
             kept = finished([final_query(r) for r in runs])[0]
             acc = float(np.mean(kept)) if kept else float("nan")
-            ax.scatter([D], [layers], s=500, c=[acc], cmap="cividis", vmin=0, vmax=1,
+            ax.scatter([D], [layers], s=620, c=[acc], cmap="cividis", vmin=0, vmax=1,
                        marker="s", edgecolors="black")
-            ax.annotate(f"{acc:.2f}", (D, layers), ha="center", va="center", fontsize=7,
+            # the count as well as the mean: a mean near chance can be one learned seed of six
+            ax.annotate(f"{acc:.2f}\n{sum(learned(r) for r in runs)}/{len(runs)}", (D, layers),
+                        ha="center", va="center", fontsize=6.5,
                         color="white" if acc < 0.6 else "black")
         ax.bar(depths, tops, width=1.0, color=PALETTE["grey"], alpha=0.25, linewidth=0,
                label="fewer layers than the bound (3^t < 2D)")
@@ -63,8 +66,10 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
                      fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
     seeds = sorted({n for _, _, n in plan if n})
-    fig.suptitle(f"mean final query accuracy over {' or '.join(map(str, seeds))} seeds per cell "
-                 f"(K = {params['K']}, chance {1 / params['K']:.2f})", fontsize=9)
+    fig.suptitle(f"mean final query accuracy over {' or '.join(map(str, seeds))} seeds per cell"
+                 + ("\n" if len(panels) == 1 else " ")  # one panel: too narrow for one line
+                 + f"and the seeds that learned (>= {LEARNED}); K = {params['K']}, chance "
+                 f"{1 / params['K']:.2f}", fontsize=9)
     return fig
 
 
