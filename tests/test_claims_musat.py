@@ -285,8 +285,9 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     assert a.reason is Reason.NOT_TESTABLE  # one layer: measured and drawn, not decided
     fig = claim.figures(params, results, a)["depth_heatmap"]
     labels = [[t.get_text() for t in ax.texts] for ax in fig.axes[:2]]
-    # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once
-    assert sorted(labels[0]) == sorted(["0.25", "1.00", "0.25", "1.00"])
+    # IC panel: shallow (2, 1), deep (1, 3), then the grid's (1, 1), (2, 3); (1, 3) once;
+    # each cell its mean and how many of its seeds learned
+    assert sorted(labels[0]) == sorted(["0.25\n0/2", "1.00\n2/2", "0.25\n0/1", "1.00\n1/1"])
     assert len(labels[1]) == 4
 
 
