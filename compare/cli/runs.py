@@ -164,15 +164,13 @@ def _export_tensorboard(args: argparse.Namespace, store: RunStore) -> None:
     TensorBoard event files (:mod:`attnverify.compare.runs_tensorboard`)."""
     if args.out is None:
         raise UserError("--format tensorboard needs --out DIR (a new or empty folder)")
-    try:
-        from torch.utils.tensorboard import SummaryWriter  # noqa: F401
-    except ImportError as exc:  # torch's writer needs the tensorboard package
-        raise UserError(f"--format tensorboard needs the tensorboard package ({exc}): pip "
-                        f"install 'attnverify[tensorboard]'") from None
     from attnverify.compare.runs_tensorboard import write_tensorboard
 
     try:
         count = write_tensorboard(store, args.out, args.keys)
+    except ImportError as exc:  # raised before any work: torch's writer needs tensorboard
+        raise UserError(f"--format tensorboard needs the tensorboard package ({exc}): pip "
+                        f"install 'attnverify[tensorboard]'") from None
     except OSError as exc:
         raise UserError(f"cannot write --out {args.out}: {exc.strerror}") from None
     print(f"wrote {count} run{'s' * (count != 1)} to {args.out} (view them with: tensorboard "

@@ -182,9 +182,8 @@ class KappaPredictsLearningSpeed(Claim):
         length = params["L"]
         kappa = {v: theory.snell.kappa(v, length).value for v in params["vocab"]}
         rows: list[dict[str, Any]] = [
-            {"V": copy_task(r.spec).vocab_size, "seed": r.spec.seed,
-             "kappa": kappa[copy_task(r.spec).vocab_size], "speed": learning_curve_area(r),
-             "steps_to_success": step}
+            {"V": (V := copy_task(r.spec).vocab_size), "seed": r.spec.seed, "kappa": kappa[V],
+             "speed": learning_curve_area(r), "steps_to_success": step}
             for r, step in zip(results, success_steps(list(results)), strict=True)]
         subset = [row for row in rows if row["V"] > length]
         sizes = sorted({row["V"] for row in subset})
