@@ -159,6 +159,9 @@ class Claim(ABC):
     space: ClassVar[dict[str, Dimension]] = {}
     """Where ``attnverify falsify`` may evaluate the claim (:mod:`compare.space`); empty: the
     claim has no searchable parameters."""
+    not_run_note: ClassVar[str] = ""
+    """Why the claim trains nothing where its parameters set ``train`` false (a profile whose
+    budget leaves its runs out, :mod:`compare.quick_budget`); see :meth:`not_run`."""
 
     def point_params(self, point: dict[str, Any]) -> dict[str, Any]:
         """The claim parameters (as ``verify --param`` takes them) that a point of ``space``
@@ -207,6 +210,16 @@ class Claim(ABC):
         return (f"computed at the '{profile}' profile, below the paper's scale "
                 f"({self.paper_scale}); even --profile full stays below it (see the claim's "
                 f"full configuration)")
+
+    def not_run(self, params: dict[str, Any]) -> str | None:
+        """Why the claim's runs are left out at ``params``, None when they train: a profile
+        may leave them out with ``train`` false (``--param train=true`` puts them back);
+        verify then assesses the claim "not testable here" with this reason, running nothing,
+        and the dry run counts nothing for it. A claim with no runs at ``params`` leaves
+        nothing out (its own assessment says why it has none)."""
+        if params.get("train", True) or not self.specs(params):
+            return None
+        return self.not_run_note or "not run at these parameters (train = false)"
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""

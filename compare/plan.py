@@ -133,7 +133,12 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
     plans = []
     for claim in claims:
         params = plan_params(claim, profile, overrides, points.get(claim.id))
-        if untrained(claim, profile, params) is not None:  # verify runs none of them
+        if claim.not_run(params) is not None:  # verify runs none of them
+            plans.append(ClaimPlan(claim.id, 0, 0, seed_plan=f"not run at these parameters "
+                                   f"(train = false: the {profile} profile leaves it out; "
+                                   f"--param train=true trains it); nothing to train"))
+            continue
+        if untrained(claim, profile, params) is not None:
             plans.append(ClaimPlan(claim.id, 0, 0, seed_plan="not testable here: its runs "
                                    "would train no step; nothing to train"))
             continue

@@ -97,13 +97,22 @@ def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
             f"untrained networks cannot show what the claim is about. Give steps >= 1.")
 
 
+def skipped(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
+    """Why verify runs none of the claim's runs at ``params``: the parameters leave them out
+    (:meth:`Claim.not_run`, e.g. a claim the quick budget leaves out) or they would train no
+    step (:func:`untrained`); None when they run."""
+    return claim.not_run(params) or untrained(claim, profile, params)
+
+
 def _not_testable(claim: Claim, profile: str, params: dict[str, Any],
                   why: str) -> ClaimOutcome:
-    """The outcome of a claim whose runs train nothing (:func:`untrained`); nothing is run."""
+    """The outcome of a claim whose runs are not run (:func:`skipped`): "not testable here"
+    with the reason; ``details`` marks runs that would train no step (``untrained``), which
+    the report's seed count names."""
     assessment = Assessment(
         verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical=None,
         statistic=claim.protocol.test, tolerance=Tolerance("nothing was measured"),
-        explanation=why, details={"untrained": True})
+        explanation=why, details={} if claim.not_run(params) else {"untrained": True})
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
                         run_keys=[], elapsed_s=0.0)
 
@@ -166,10 +175,10 @@ def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
 def evaluate_plans(plans: Sequence[tuple[Claim, dict[str, Any]]], profile: str,
                    executor: Executor, desc: str) -> list[ClaimOutcome]:
     """Each claim at its parameters, in order: the runs of all in one executor batch (stage
-    after stage), then each assessed; a claim whose runs would train nothing
-    (:func:`untrained`) is "not testable here" without running them."""
+    after stage), then each assessed; a claim whose runs are left out or would train nothing
+    (:func:`skipped`) is "not testable here" without running them."""
     untestable = {claim.id: why for claim, params in plans
-                  if (why := untrained(claim, profile, params)) is not None}
+                  if (why := skipped(claim, profile, params)) is not None}
     specs, results = _run_stages([(c, p) for c, p in plans if c.id not in untestable],
                                  executor, desc=desc)
     root = executor.store.root

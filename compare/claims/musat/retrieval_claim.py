@@ -19,6 +19,7 @@ from attnverify.compare.claims.musat.runs import (
 )
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
+from attnverify.compare.quick_budget import not_run_at_quick
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 
@@ -34,6 +35,9 @@ class RetrievalClaim(Claim):
     defaults: ClassVar[dict[str, dict[str, Any]]] = RETRIEVAL
     cells: ClassVar[tuple[tuple[str, bool], ...]] = ()
     """(cell, ic) groups this claim reads, each over every seed, in this order."""
+    not_run_note = not_run_at_quick(
+        "the Mușat training claims' quick cell, D = 2 with 4 layers with and without the "
+        "curriculum, 3 seeds each,", 6, 15.3)
     untestable_theory: ClassVar[str] = ""
     """What the claim expects, for its not-testable assessments (:meth:`_not_testable`)."""
     untestable_statistic: ClassVar[str] = "seed counts"

@@ -33,7 +33,9 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # shallow_query_only_seeds the shallow query-only cell's seeds (heat map only). At quick the
     # shallow cell (one layer) cannot test its claim, so it is not trained (no looks), and
     # 3 seeds of the deep cell cannot decide musat.sufficient_depth_learns: the full profile
-    # decides both (a run of the deep cell takes about 85 s on one core)
+    # decides both (a run of the deep cell takes about 85 s on one core). Quick trains none of
+    # these cells (train false: compare.quick_budget); --param train=true
+    # trains them
     "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
               "eval_size": 256, "seeds": 2, "grid": NO_GRID, "control": None,
@@ -41,7 +43,8 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
               "eval_size": 512, "seeds": 3, "grid": NO_GRID, "control": None,
-              "looks": (3,), "shallow_looks": None, "shallow_query_only_seeds": 0},
+              "looks": (3,), "shallow_looks": None, "shallow_query_only_seeds": 0,
+              "train": False},
     # full: D = 5 needs 3 layers (3^t >= 2D), so 2 layers are one below the bound. Only the
     # cells that decide a claim are trained: the heat map's grid and the shallow query-only
     # cell (64 + 8 runs, heat map only) were cut before any full run, since the deciding cells

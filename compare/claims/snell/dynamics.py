@@ -29,6 +29,7 @@ from attnverify.compare.claims.snell.common import (
 from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
+from attnverify.compare.quick_budget import not_run_at_quick
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
@@ -92,6 +93,7 @@ class DynamicsNotExpressiveness(Claim):
                  "from subsets learns it) while from its standard start it often fails: the "
                  "failure is in the dynamics.")
     paper_scale = PAPER_COPYING
+    not_run_note = not_run_at_quick("its GRU runs at L = 40 from both starts,", 8, 5.9)
     space: ClassVar[dict[str, Dimension]] = {
         # up to 15: shorter than every profile's L (16 at smoke)
         "warm_L": Dimension("length of the warm-up's subsets (of V = L tokens)", low=4,
@@ -100,9 +102,10 @@ class DynamicsNotExpressiveness(Claim):
         "smoke": {**COPYING["smoke"], "seeds": 3, "warm_seeds": 1, "cell": "lstm",
                   "shared_embedding": True, "warm_L": 12, "warm_steps": 200},
         # quick: the single-head GRU of snell.multihead_rescues_permutations at L = 40 (one
-        # head failed there in 5 of 8 calibration seeds), on fresh seeds
+        # head failed there in 5 of 8 calibration seeds), on fresh seeds; trained only with
+        # --param train=true (compare.quick_budget)
         "quick": {**COPYING["quick"], "L": 40, "seeds": 6, "warm_seeds": 2, "cell": "gru",
-                  "shared_embedding": False, "warm_L": 30, "warm_steps": 200},
+                  "shared_embedding": False, "warm_L": 30, "warm_steps": 200, "train": False},
         "full": {**COPYING["full"], "seeds": 20, "warm_seeds": 3, "cell": "lstm",
                  "shared_embedding": True, "warm_L": 30, "warm_steps": 200},
     }

@@ -40,6 +40,7 @@ from attnverify.compare.claims.snell.common import (
 from attnverify.compare.claims.snell.figures import kappa_speed_figure
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
+from attnverify.compare.quick_budget import not_run_at_quick
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import rank_trend_test
 from attnverify.empirics import RunResult, RunSpec
@@ -138,13 +139,15 @@ class KappaPredictsLearningSpeed(Claim):
                  "stage-1 signal kappa(V, L), beyond what V alone explains (a derived "
                  "prediction the paper does not test).")
     paper_scale = PAPER_COPYING
+    not_run_note = not_run_at_quick("its sweep of subset sizes,", 18, 5.7)
     space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
     defaults: ClassVar[dict[str, dict[str, Any]]] = {
         # smoke: wiring only, the fewest subset sizes whose kappa order is not V's
         "smoke": {**COPYING["smoke"], "eval_every": EVAL_EVERY["smoke"],
                   "vocab": vocab_sweep(16, (1, 1.1, 2, 8)), "seeds": 2},
+        # quick: trained only with --param train=true (compare.quick_budget)
         "quick": {**COPYING["quick"], "eval_every": EVAL_EVERY["quick"],
-                  "vocab": vocab_sweep(20), "seeds": 3},
+                  "vocab": vocab_sweep(20), "seeds": 3, "train": False},
         "full": {**COPYING["full"], "eval_every": EVAL_EVERY["full"],
                  "vocab": vocab_sweep(40), "seeds": 10},
     }
