@@ -136,7 +136,8 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
         if claim.not_run(params) is not None:  # verify runs none of them
             plans.append(ClaimPlan(claim.id, 0, 0, seed_plan=f"not run at these parameters "
                                    f"(train = false: the {profile} profile leaves it out; "
-                                   f"--param train=true trains it); nothing to train"))
+                                   f"--claim {claim.id} --param train=true trains it); "
+                                   f"nothing to train"))
             continue
         if untrained(claim, profile, params) is not None:
             plans.append(ClaimPlan(claim.id, 0, 0, seed_plan="not testable here: its runs "

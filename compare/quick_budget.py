@@ -29,4 +29,4 @@ def not_run_at_quick(what: str, runs: int, minutes: float) -> str:
     return (f"not run at quick: {what} {runs} runs in all, took {minutes:.1f} min of one core in "
             f"{MEASURED}, over the {LIMIT_MIN} min that the quick profile gives a claim to "
             f"keep the whole report near 15 minutes; the full profile decides "
-            f"(`--param train=true` trains it at quick)")
+            f"(`--claim ID --param train=true` trains it at quick)")
