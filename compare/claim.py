@@ -183,6 +183,8 @@ class Claim(ABC):
             value = params[name]
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+        if not isinstance(params.get("train", True), bool):
+            raise ValueError(f"train must be true or false; got {params['train']!r}")
         for name, value in sorted(params.items()):
             if isinstance(value, list | tuple) and not value:
                 raise ValueError(f"{name} must be a list of at least one value; got an empty "
@@ -219,7 +221,8 @@ class Claim(ABC):
         nothing out (its own assessment says why it has none)."""
         if params.get("train", True) or not self.specs(params):
             return None
-        return self.not_run_note or "not run at these parameters (train = false)"
+        note = self.not_run_note or "not run at these parameters (train = false)"
+        return f"{note} (`--claim {self.id} --param train=true` trains it here)"
 
     def specs(self, params: dict[str, Any]) -> list[RunSpec]:
         """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""

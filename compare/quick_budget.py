@@ -14,7 +14,11 @@ are unpacked (docs/methodology.md, "Quick against full").
 from __future__ import annotations
 
 LIMIT_MIN = 5
-"""The most a claim's (or a shared cell's) quick runs may cost, in minutes of one core."""
+"""The most a claim's (or a shared cell's) quick runs may cost, in minutes of one core, as
+measured; no test times a claim (timings vary from day to day by a factor of 2 here), the first
+stage's guard below is what tests enforce. Below the 5.7 minutes of the cheapest claim left
+out, since leaving out only the two largest (29.7 minutes) would keep about 35 minutes of one
+core, over the 30 that 15 minutes on 2 cores give."""
 FIRST_STAGE_LIMIT_MIN = 20
 """The most the quick profile's first stage may cost by the reference speeds
 (``ModelConfig.seconds_per_cost``), in minutes of one core: a guard that a new claim keeps the
@@ -28,5 +32,4 @@ def not_run_at_quick(what: str, runs: int, minutes: float) -> str:
     """The reason a claim gives where the quick budget leaves its runs out."""
     return (f"not run at quick: {what} {runs} runs in all, took {minutes:.1f} min of one core in "
             f"{MEASURED}, over the {LIMIT_MIN} min that the quick profile gives a claim to "
-            f"keep the whole report near 15 minutes; the full profile decides "
-            f"(`--claim ID --param train=true` trains it at quick)")
+            f"keep the whole report near 15 minutes; the full profile decides")

@@ -161,13 +161,14 @@ class Report:
         return records
 
     def _at_full(self, outcome: ClaimOutcome) -> dict[str, Any] | None:
-        """The claim's verdict at full from stored runs, flagged when it differs."""
+        """The claim's verdict at full from stored runs, flagged when it differs from one this
+        profile measured (a claim that ran nothing here is not flagged: nothing differs)."""
         ref = self.reference.get(outcome.claim.id)
         if ref is None or ref is outcome:
             return None
         a = ref.assessment
         return {"verdict": str(a.verdict), "reason": str(a.reason),
-                "flip": a.verdict is not outcome.assessment.verdict,
+                "flip": bool(outcome.run_keys) and a.verdict is not outcome.assessment.verdict,
                 "explanation": a.explanation, "protocol_hash": ref.claim.protocol.digest()}
 
     def figure_paths(self) -> dict[str, list[str]]:

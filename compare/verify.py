@@ -104,15 +104,15 @@ def skipped(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
     return claim.not_run(params) or untrained(claim, profile, params)
 
 
-def _not_testable(claim: Claim, profile: str, params: dict[str, Any],
-                  why: str) -> ClaimOutcome:
+def _not_testable(claim: Claim, profile: str, params: dict[str, Any], why: str,
+                  left_out: bool) -> ClaimOutcome:
     """The outcome of a claim whose runs are not run (:func:`skipped`): "not testable here"
-    with the reason; ``details`` marks runs that would train no step (``untrained``), which
-    the report's seed count names."""
+    with the reason; ``details`` marks runs that would train no step (``untrained``, not
+    ``left_out`` by the parameters), which the report's seed count names."""
     assessment = Assessment(
         verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical=None,
         statistic=claim.protocol.test, tolerance=Tolerance("nothing was measured"),
-        explanation=why, details={} if claim.not_run(params) else {"untrained": True})
+        explanation=why, details={} if left_out else {"untrained": True})
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
                         run_keys=[], elapsed_s=0.0)
 
@@ -183,7 +183,8 @@ def evaluate_plans(plans: Sequence[tuple[Claim, dict[str, Any]]], profile: str,
                                  executor, desc=desc)
     root = executor.store.root
     with rooted(root):
-        return [_not_testable(claim, profile, params, untestable[claim.id])
+        return [_not_testable(claim, profile, params, untestable[claim.id],
+                              claim.not_run(params) is not None)
                 if claim.id in untestable
                 else _assess(claim, profile, params, specs[claim.id], results[claim.id], root)
                 for claim, params in plans]

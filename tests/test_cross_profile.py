@@ -3,10 +3,13 @@ how the report shows it beside the verdict."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from attnverify.compare import evaluate, select
 from attnverify.compare.cross_profile import StoredRunsOnly, stored_outcomes
+from attnverify.compare.protocol import Reason
 from attnverify.compare.report import Report
 from attnverify.empirics import LocalExecutor, RunStore
 
@@ -53,3 +56,22 @@ def test_the_report_shows_the_reference_verdict_and_flags_a_flip(smoke_store, tm
         assert record["at_full"]["flip"] is True
         md = report.markdown([record])
         assert "≠" in md and "At full, from stored runs" in md
+
+
+def test_a_claim_that_ran_nothing_here_is_not_flagged(smoke_store):
+    store, outcome = smoke_store
+    reference = stored_outcomes([outcome.claim], "smoke", store)
+    ref = reference[outcome.claim.id]
+    ref.assessment.verdict = type(ref.assessment.verdict)("refuted")
+    # the same claim as a profile that left its runs out shows it: no runs, inconclusive
+    skipped = replace(outcome, run_keys=[], assessment=replace(
+        outcome.assessment, verdict=type(ref.assessment.verdict)("inconclusive"),
+        reason=Reason.NOT_TESTABLE))
+    report = Report(profile="quick", versions={}, machine={}, outcomes=[skipped],
+                    reference=reference)
+    record = report.claim_records({})[0]
+    assert record["at_full"]["verdict"] == "refuted" and record["at_full"]["flip"] is False
+    assert "≠" not in report.markdown([record])
+    ran = Report(profile="quick", versions={}, machine={}, outcomes=[replace(
+        skipped, run_keys=outcome.run_keys)], reference=reference)
+    assert ran.claim_records({})[0]["at_full"]["flip"] is True

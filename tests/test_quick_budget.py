@@ -41,7 +41,9 @@ def test_a_claim_left_out_trains_nothing_and_says_why(claim_id, store):
     outcome = evaluate(claim, "quick", StoredRunsOnly(store, progress=False))
     a = outcome.assessment
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
-    assert a.explanation == claim.not_run_note and "full profile decides" in a.explanation
+    assert a.explanation == claim.not_run(params)
+    assert a.explanation.startswith(claim.not_run_note) and "full profile decides" in a.explanation
+    assert f"--claim {claim_id} --param train=true" in a.explanation
     assert "untrained" not in a.details and outcome.run_keys == []
     [p] = plan([claim], "quick", store)
     assert p.runs == 0 and not p.missing and "--param train=true" in p.seed_plan
@@ -50,6 +52,13 @@ def test_a_claim_left_out_trains_nothing_and_says_why(claim_id, store):
     assert claim.not_run(back) is None
     assert [s.key() for s in claim.checked_specs(back)] == [s.key() for s in
                                                             claim.specs(params)]
+
+
+def test_train_is_a_bool():
+    claim = select(claim_id="snell.kappa_predicts_learning_speed")[0]
+    for bad in (0, "no", None):
+        with pytest.raises(ValueError, match="train must be true or false"):
+            claim.checked_specs(claim.params("quick") | {"train": bad})
 
 
 def test_a_claim_without_runs_keeps_its_own_reason():

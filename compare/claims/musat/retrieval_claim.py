@@ -23,6 +23,11 @@ from attnverify.compare.quick_budget import not_run_at_quick
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 
+CELL_NOT_RUN = not_run_at_quick(
+    "the Mușat training claims' quick cell, D = 2 with 4 layers with and without the "
+    "curriculum, 3 seeds each,", 6, 15.3)
+"""Why the Mușat training claims train nothing at quick (compare.quick_budget)."""
+
 
 def diverged_note(n: int) -> str:
     return f"; {n} diverged run(s) left out" if n else ""
@@ -35,9 +40,7 @@ class RetrievalClaim(Claim):
     defaults: ClassVar[dict[str, dict[str, Any]]] = RETRIEVAL
     cells: ClassVar[tuple[tuple[str, bool], ...]] = ()
     """(cell, ic) groups this claim reads, each over every seed, in this order."""
-    not_run_note = not_run_at_quick(
-        "the Mușat training claims' quick cell, D = 2 with 4 layers with and without the "
-        "curriculum, 3 seeds each,", 6, 15.3)
+    not_run_note = CELL_NOT_RUN
     untestable_theory: ClassVar[str] = ""
     """What the claim expects, for its not-testable assessments (:meth:`_not_testable`)."""
     untestable_statistic: ClassVar[str] = "seed counts"

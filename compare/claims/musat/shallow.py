@@ -28,7 +28,7 @@ from attnverify.compare.claims.musat.protocols import (
     SHALLOW_DESIGN,
     SHALLOW_PROTOCOL,
 )
-from attnverify.compare.claims.musat.retrieval_claim import RetrievalClaim
+from attnverify.compare.claims.musat.retrieval_claim import CELL_NOT_RUN, RetrievalClaim
 from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     Cell,
@@ -113,6 +113,8 @@ class ShallowModelsFail(RetrievalClaim):
     1/12 = 0.083."""
 
     id = "musat.shallow_models_fail"
+    not_run_note = (f"{CELL_NOT_RUN}; quick's shallow cell, one layer at D = 2, could not test "
+                    f"the claim anyway (one layer fails there under any mechanism)")
     kind = ClaimKind.PAPER
     protocol = SHALLOW_PROTOCOL
     code_version = 6
