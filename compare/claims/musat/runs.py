@@ -34,8 +34,7 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # shallow cell (one layer) cannot test its claim, so it is not trained (no looks), and
     # 3 seeds of the deep cell cannot decide musat.sufficient_depth_learns: the full profile
     # decides both (a run of the deep cell takes about 85 s on one core). Quick trains none of
-    # these cells (train false: compare.quick_budget); --param train=true
-    # trains them
+    # these cells (train false: compare.quick_budget); --param train=true trains them
     "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
               "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
               "eval_size": 256, "seeds": 2, "grid": NO_GRID, "control": None,
