@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -14,6 +15,10 @@ from attnverify.compare.claims.snell.common import CALIBRATION_SEEDS
 from attnverify.compare.decision import Decision, OneSided, decide, rate_gain
 from attnverify.compare.protocol import Protocol, SeedBlock, SeedUse
 from attnverify.compare.stats import GroupComparison, compare_groups, rate_difference_test
+
+if TYPE_CHECKING:
+    from attnverify.compare.claim import Assessment
+    from attnverify.empirics import RunResult
 
 DECISION_SEEDS, PRECONDITION_SEEDS = 400, 500
 """The direct protocol's decision runs and the single-head runs that measure its
@@ -132,3 +137,14 @@ def operating_characteristics(n: int, p_single: float, p_multi: float) -> tuple[
             elif rate_difference_test(a, n, b, n, MIN_RESCUE, "less") < BETA:
                 refute += pmf_a[a] * pmf_b[b]
     return float(confirm), float(refute)
+
+
+class CountDecision:
+    """What both multi-head protocols (``multihead_direct``, ``multihead_section5``) need of
+    the claim they are mixed into: its decision on the success counts, which they share."""
+
+    def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
+                name_a: str, name_b: str, details: dict[str, Any],
+                note: str = "") -> Assessment:
+        """The claim's decision on the success counts of ``single`` against ``multi``."""
+        raise NotImplementedError

@@ -21,6 +21,7 @@ from attnverify.compare.claims.snell.multihead_decision import (
     DECISION_SEEDS,
     MIN_RESCUE,
     PRECONDITION_SEEDS,
+    CountDecision,
     precondition,
 )
 from attnverify.compare.claims.snell.multihead_section5 import multihead_spec
@@ -33,15 +34,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-class DirectProtocol:
+class DirectProtocol(CountDecision):
     """The runs and the assessment of the direct protocol (module docstring), mixed into the
     claim, which supplies the decision on the success counts (``_decide``)."""
-
-    def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
-                name_a: str, name_b: str, details: dict[str, Any],
-                note: str = "") -> Assessment:
-        """The claim's decision on the success counts of ``single`` against ``multi``."""
-        raise NotImplementedError
 
     # -- runs --------------------------------------------------------------------------------
     @staticmethod

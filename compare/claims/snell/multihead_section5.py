@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment
 from attnverify.compare.claims.snell.common import copy_spec, seq2seq_model
+from attnverify.compare.claims.snell.multihead_decision import CountDecision
 from attnverify.compare.claims.snell.multihead_figures import section5_curves, section5_figure
 from attnverify.compare.claims.snell.multihead_success import (
     CANDIDATE_SEEDS,
@@ -68,16 +69,10 @@ def multihead_spec(params: dict[str, Any], seed: int, heads: int,
     return copy_spec(params, "permutation", params["L"], seed, **extra)
 
 
-class Section5Protocol:
+class Section5Protocol(CountDecision):
     """The runs and the assessment of the §5 protocol (module docstring), mixed into the claim.
     The claim supplies the decision on the success counts (``_decide``), which both protocols
     share."""
-
-    def _decide(self, params: dict[str, Any], single: list[RunResult], multi: list[RunResult],
-                name_a: str, name_b: str, details: dict[str, Any],
-                note: str = "") -> Assessment:
-        """The claim's decision on the success counts of ``single`` against ``multi``."""
-        raise NotImplementedError
 
     # -- runs --------------------------------------------------------------------------------
     def _section5_specs(self, params: dict[str, Any]) -> list[RunSpec]:
