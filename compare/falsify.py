@@ -154,6 +154,8 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
     cut: list[str] = []
     # a claim built outside the registry (a test double) may declare no protocol
     alpha = getattr(getattr(claim, "protocol", None), "alpha", None)
+    # a search trains what it evaluates, also where the profile leaves the claim's runs out
+    forced = {"train": True} if claim.not_run(claim.params(profile)) is not None else {}
 
     def evaluate_point(point: dict[str, Any]) -> EvaluatedPoint | None:
         key = _point_key(point)
@@ -165,9 +167,7 @@ def falsify(claim: Claim, profile: str, executor: Executor, budget: int = 20, se
         if max_cost is not None and time.monotonic() - start > max_cost:
             cut[:] = ["max-cost"]
             return None
-        overrides = claim.point_params(point)
-        if claim.not_run(claim.params(profile)) is not None:  # a search asks for its runs
-            overrides = {**overrides, "train": True}
+        overrides = claim.point_params(point) | forced
         outcome = evaluate(claim, profile, executor, plan_params(claim, profile, point=overrides))
         a = outcome.assessment
         seen[key] = done = EvaluatedPoint(

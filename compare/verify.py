@@ -97,18 +97,12 @@ def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
             f"untrained networks cannot show what the claim is about. Give steps >= 1.")
 
 
-def skipped(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
-    """Why verify runs none of the claim's runs at ``params``: the parameters leave them out
-    (:meth:`Claim.not_run`, e.g. a claim the quick budget leaves out) or they would train no
-    step (:func:`untrained`); None when they run."""
-    return claim.not_run(params) or untrained(claim, profile, params)
-
-
 def _not_testable(claim: Claim, profile: str, params: dict[str, Any], why: str,
                   left_out: bool) -> ClaimOutcome:
-    """The outcome of a claim whose runs are not run (:func:`skipped`): "not testable here"
-    with the reason; ``details`` marks runs that would train no step (``untrained``, not
-    ``left_out`` by the parameters), which the report's seed count names."""
+    """The outcome of a claim whose runs are not run (``left_out`` by its parameters,
+    :meth:`Claim.not_run`, or :func:`untrained`): "not testable here" with the reason;
+    ``details`` marks runs that would train no step (``untrained``), which the report's seed
+    count names."""
     assessment = Assessment(
         verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, theory=None, empirical=None,
         statistic=claim.protocol.test, tolerance=Tolerance("nothing was measured"),
@@ -175,16 +169,19 @@ def evaluate_all(claims: Sequence[Claim], profile: str, executor: Executor,
 def evaluate_plans(plans: Sequence[tuple[Claim, dict[str, Any]]], profile: str,
                    executor: Executor, desc: str) -> list[ClaimOutcome]:
     """Each claim at its parameters, in order: the runs of all in one executor batch (stage
-    after stage), then each assessed; a claim whose runs are left out or would train nothing
-    (:func:`skipped`) is "not testable here" without running them."""
-    untestable = {claim.id: why for claim, params in plans
-                  if (why := skipped(claim, profile, params)) is not None}
+    after stage), then each assessed; a claim whose runs its parameters leave out
+    (:meth:`Claim.not_run`) or that would train nothing (:func:`untrained`) is "not testable
+    here" without running them."""
+    left_out = {claim.id: why for claim, params in plans
+                if (why := claim.not_run(params)) is not None}
+    untestable = left_out | {claim.id: why for claim, params in plans if claim.id not in left_out
+                             and (why := untrained(claim, profile, params)) is not None}
     specs, results = _run_stages([(c, p) for c, p in plans if c.id not in untestable],
                                  executor, desc=desc)
     root = executor.store.root
     with rooted(root):
         return [_not_testable(claim, profile, params, untestable[claim.id],
-                              claim.not_run(params) is not None)
+                              claim.id in left_out)
                 if claim.id in untestable
                 else _assess(claim, profile, params, specs[claim.id], results[claim.id], root)
                 for claim, params in plans]
