@@ -23,7 +23,9 @@ Measured, in one run:
     measured no faster than the full batch) on one core;
 - theory throughput: 10^6 values of Bao's rho (the issue's target), Bao's localization
   summaries on 10^6 (d, T, mean, std) points (each a whole rho-profile of T positions, about
-  7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets);
+  7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets),
+  and the Monte Carlo the Bao derivation checks rest on: one W scored on 1,221 walks of d = 64,
+  T = 128 (10^7 walk values; drawing the walks is most of its time);
 - optionally (``--compile``) the straightforward reference on one thread (as a ``verify``
   worker trains), eager and with the loss compiled by ``torch.compile`` (compilation not
   timed), side by side: whether compiling would pay;
@@ -47,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 
 from attnverify.compare.bench_flops import (
     count_step_flops,
@@ -111,7 +114,9 @@ def theory_throughput(repeats: int) -> dict[str, Any]:
     """Seconds (median and spread over ``repeats``) of the theory computations listed in the
     module docstring."""
     from attnverify import theory
+    from attnverify.empirics import sample_scores, symmetric_qk
 
+    w = symmetric_qk(64, 0.1, 0.2, torch.Generator().manual_seed(0))
     rng = np.random.default_rng(0)
     n = 10**6
     d, T = rng.choice([16, 32, 64, 128], n), rng.choice([32, 64, 128], n)
@@ -127,6 +132,8 @@ def theory_throughput(repeats: int) -> dict[str, Any]:
         "musat_game_intervals_D1e4_s": _timed(
             lambda: theory.musat.simulate_intervals(10_000), repeats),
         "musat_game_sets_D60_s": _timed(lambda: theory.musat.simulate(60), repeats),
+        "bao_monte_carlo_1e7_walk_values_s": _timed(
+            lambda: sample_scores(w, 128, 1_221, seed=0), repeats),
     }
 
 

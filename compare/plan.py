@@ -148,6 +148,35 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
     return plans
 
 
+def first_stages(claims: Sequence[Claim], profile: str, store: RunStore,
+                 overrides: dict[str, Any] | None = None,
+                 place: Callable[[RunSpec], RunSpec] = lambda spec: spec
+                 ) -> tuple[int, list[RunSpec]]:
+    """How many distinct first-stage runs the claims have at ``profile`` (its defaults, with
+    ``overrides``) and those of them the store lacks; later stages are not replayed (a fraction
+    of a second, where :func:`plan` of a stored full profile reads every stored result)."""
+    known: dict[str, RunSpec] = {}
+    for claim in claims:
+        params = plan_params(claim, profile, overrides)
+        if claim.not_run(params) is None and untrained(claim, profile, params) is None:
+            known.update((s.key(), s) for s in map(place, claim.checked_specs(params)))
+    return len(known), [s for key, s in known.items() if not store.has(key)]
+
+
+def other_profile_line(profile: str, runs: int, missing: Sequence[RunSpec],
+                       rates: dict[str, dict[float, float]], workers: int,
+                       staged: bool) -> str:
+    """The dry run's line on what ``profile`` (another than the one planned) would cost:
+    first stages only (:func:`first_stages`)."""
+    total = estimate(missing, rates)
+    wall = dataclasses.replace(total, seconds=total.seconds / workers)
+    cost = (f"{len(missing)} to train: CPU time {total.text()}, on {workers} worker(s) "
+            f"{wall.text()}" if missing else "nothing to train")
+    return (f"At {profile}: {runs} distinct first-stage runs, {runs - len(missing)} in the "
+            f"store, {cost}" + ("; claims in stages add runs after these" if staged else "")
+            + f" (verify --profile {profile} --dry-run: per claim, stages replayed)")
+
+
 def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
             place: Callable[[RunSpec], RunSpec]) -> ClaimPlan:
     """One claim's plan: its first stage, then each later stage the stored results decide

@@ -21,6 +21,7 @@ from attnverify.empirics.score_monte_carlo import (
     ScoreSample,
     rank_collapse,
     sample_scores,
+    sample_scores_many,
     token_residual,
 )
 from attnverify.empirics.seq2seq import CopyingSeq2Seq, Seq2SeqConfig
@@ -70,6 +71,7 @@ __all__ = [
     "gaussian_random_walk",
     "rank_collapse",
     "sample_scores",
+    "sample_scores_many",
     "symmetric_qk",
     "token_residual",
     "train",

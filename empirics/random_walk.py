@@ -20,16 +20,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from attnverify.empirics.config import Batch, TaskConfig, is_int, require
 
 
-def gaussian_random_walk(n: int, T: int, d: int, generator: torch.Generator, sx2: float = 1.0,
-                         dtype: torch.dtype = torch.float64) -> torch.Tensor:
-    """``n`` walks of T steps in R^d: shape (n, T, d), ``Cov(x_j, x_k) = sx2 min(j,k)/T I``."""
-    steps = torch.randn(n, T, d, generator=generator, dtype=dtype)  # (n, T, d)
-    return torch.cumsum(steps, dim=1) * math.sqrt(sx2 / T)
+def gaussian_random_walk(n: int, T: int, d: int, rng: np.random.Generator,
+                         sx2: float = 1.0) -> torch.Tensor:
+    """``n`` walks of T steps in R^d: shape (n, T, d), float64,
+    ``Cov(x_j, x_k) = sx2 min(j, k)/T I``. Drawn with numpy's generator (its ziggurat normals,
+    then an in-place cumulative sum: about twice as fast as torch's float64 ``randn`` and
+    ``cumsum`` on one CPU core, which is what the Monte Carlo's time goes to)."""
+    steps = rng.standard_normal((n, T, d))  # (n, T, d)
+    steps *= math.sqrt(sx2 / T)
+    np.cumsum(steps, axis=1, out=steps)
+    return torch.from_numpy(steps)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ metrics, so a change of it bumps ``AttentionLMConfig.code_version`` too.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -25,7 +25,7 @@ import torch
 from attnverify.empirics.attention import attention_entropy
 from attnverify.empirics.random_walk import gaussian_random_walk
 
-MONTE_CARLO_VERSION = 1
+MONTE_CARLO_VERSION = 2
 """The numerics version of these estimators (and of the walks and QK matrices they use): bump
 it when what they compute changes; it keys the claims' memo entries of Monte Carlo summaries."""
 
@@ -85,26 +85,46 @@ class ScoreSample:
         return float(self.entropy.mean()), float(self.entropy.std(ddof=1) / math.sqrt(self.n))
 
 
-def _walk_chunks(w: torch.Tensor, T: int, n: int, seed: int, c: float | None, sx2: float,
-                 chunk: int) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
-    """``(x, W, c)`` for consecutive chunks of the ``n`` seeded walks: x is (b, T, d)."""
-    w = torch.as_tensor(w, dtype=torch.float64)
-    d = w.shape[0]
-    scale = 1 / math.sqrt(d) if c is None else c
-    generator = torch.Generator().manual_seed(seed)
+def _walk_chunks(d: int, T: int, n: int, seed: int, sx2: float,
+                 chunk: int) -> Iterator[torch.Tensor]:
+    """Consecutive chunks (b, T, d) of the ``n`` seeded walks (numpy draws its normals in order,
+    so the walks do not depend on ``chunk``)."""
+    rng = np.random.default_rng(seed)
     for start in range(0, n, chunk):
-        yield gaussian_random_walk(min(chunk, n - start), T, d, generator, sx2), w, scale
+        yield gaussian_random_walk(min(chunk, n - start), T, d, rng, sx2)
+
+
+def _scale(w: torch.Tensor, c: float | None) -> float:
+    return 1 / math.sqrt(w.shape[0]) if c is None else c
 
 
 def sample_scores(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = None,
                   sx2: float = 1.0, chunk: int = 512) -> ScoreSample:
     """``n`` walks scored by ``z_t = c x_T^T W x_t`` (c defaults to 1/sqrt(d))."""
-    centred, entropy = [], []
-    for x, w64, scale in _walk_chunks(w, T, n, seed, c, sx2, chunk):
-        z = scale * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)             # (b, T)
-        centred.append((z - z.mean(1, keepdim=True)).numpy())
-        entropy.append(attention_entropy(torch.softmax(z, dim=-1)).numpy())
-    return ScoreSample.from_scores(np.concatenate(centred), np.concatenate(entropy))
+    return sample_scores_many([w], T, n, seed, c, sx2, chunk)[0]
+
+
+def sample_scores_many(ws: Sequence[torch.Tensor], T: int, n: int, seed: int,
+                       c: float | None = None, sx2: float = 1.0,
+                       chunk: int = 512) -> list[ScoreSample]:
+    """:func:`sample_scores` of each W in ``ws`` (all d x d) on the same walks, drawn once:
+    each W's sample is the one ``sample_scores`` returns for it alone (the walks are most of
+    the time)."""
+    ws64 = [torch.as_tensor(w, dtype=torch.float64) for w in ws]
+    if not ws64:
+        return []
+    d = ws64[0].shape[0]
+    if any(w.shape != (d, d) for w in ws64):
+        raise ValueError(f"sample_scores_many: every W must be {d} x {d}")
+    centred: list[list[np.ndarray]] = [[] for _ in ws64]
+    entropy: list[list[np.ndarray]] = [[] for _ in ws64]
+    for x in _walk_chunks(d, T, n, seed, sx2, chunk):
+        for i, w64 in enumerate(ws64):
+            z = _scale(w64, c) * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)     # (b, T)
+            centred[i].append((z - z.mean(1, keepdim=True)).numpy())
+            entropy[i].append(attention_entropy(torch.softmax(z, dim=-1)).numpy())
+    return [ScoreSample.from_scores(np.concatenate(cs), np.concatenate(es))
+            for cs, es in zip(centred, entropy, strict=True)]
 
 
 def token_residual(x: torch.Tensor) -> torch.Tensor:
@@ -118,8 +138,10 @@ def rank_collapse(w: torch.Tensor, T: int, n: int, seed: int, c: float | None = 
                   chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """``res`` of the walk tokens before and after one bidirectional attention layer with
     query-key matrix W and identity values, ``Y = softmax(c X W X^T) X``: two (n,) arrays."""
+    w64 = torch.as_tensor(w, dtype=torch.float64)
+    scale = _scale(w64, c)
     before, after = [], []
-    for x, w64, scale in _walk_chunks(w, T, n, seed, c, 1.0, chunk):
+    for x in _walk_chunks(w64.shape[0], T, n, seed, 1.0, chunk):
         alpha = torch.softmax(scale * x @ w64 @ x.transpose(1, 2), dim=-1)    # (b, T, T)
         before.append(token_residual(x).numpy())
         after.append(token_residual(alpha @ x).numpy())

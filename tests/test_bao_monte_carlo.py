@@ -18,6 +18,7 @@ from attnverify.empirics import (
     gaussian_random_walk,
     rank_collapse,
     sample_scores,
+    sample_scores_many,
     symmetric_qk,
 )
 
@@ -61,9 +62,31 @@ def test_common_random_numbers_share_eigenvectors():
     torch.testing.assert_close(b - 0.1 * eye, 2 * (a - 0.1 * eye))
 
 
+def test_walks_do_not_depend_on_the_chunk_size():
+    rng = np.random.default_rng
+    whole = gaussian_random_walk(10, 7, 3, rng(4))
+    split = torch.cat([gaussian_random_walk(k, 7, 3, r) for r in [rng(4)] for k in (3, 7)])
+    assert torch.equal(whole, split)
+
+
+def test_scores_on_shared_walks_equal_each_w_alone():
+    """Several W's scored on one draw of the walks give each W's own sample, to the bit (the
+    Bao claims batch the points that share walks; their cached samples must not change)."""
+    ws = [symmetric_qk(8, m, s, gen(1)) for m, s in ((0.1, 0.2), (0.0, 0.5))]
+    ws.append(factored_qk(8, 8, gen(2)))
+    together = sample_scores_many(ws, 16, 300, seed=3, chunk=128)
+    for w, sample in zip(ws, together, strict=True):
+        alone = sample_scores(w, 16, 300, seed=3, chunk=64)
+        for name, array in sample.arrays().items():
+            np.testing.assert_array_equal(array, alone.arrays()[name], err_msg=name)
+    with pytest.raises(ValueError, match="every W must be 8 x 8"):
+        sample_scores_many([ws[0], symmetric_qk(4, 0.1, 0.2, gen(1))], 16, 10, seed=3)
+    assert sample_scores_many([], 16, 10, seed=3) == []
+
+
 def test_random_walk_covariance_is_min_over_T():
     T, d = 6, 4
-    x = gaussian_random_walk(200_000, T, d, gen(0)).numpy()            # (n, T, d)
+    x = gaussian_random_walk(200_000, T, d, np.random.default_rng(0)).numpy()            # (n, T, d)
     cov = np.einsum("ntd,nsd->ts", x, x) / (x.shape[0] * d)
     t = np.arange(1, T + 1)
     expected = np.minimum.outer(t, t) / T

@@ -89,7 +89,8 @@ def test_bench_json_contract(tmp_path, monkeypatch):
     assert model["top_ops"] and all(isinstance(op["op"], str) for op in model["top_ops"])
     assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1 + 1e-9
     assert set(doc["theory"]) >= {"bao_rho_1e6_values_s", "bao_localization_grid_1e6_s",
-                                  "musat_game_intervals_D1e4_s"}
+                                  "musat_game_intervals_D1e4_s",
+                                  "bao_monte_carlo_1e7_walk_values_s"}
     assert doc["verify_quick_s"] == {"cold": None, "warm": None}
     assert model["compile_one_thread"] is None and "torch.compile" not in bench.table(doc)
 

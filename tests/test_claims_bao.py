@@ -196,11 +196,12 @@ def test_entropy_monotone_in_mean_rule(monkeypatch, slope, verdict):
 
     noise = np.random.default_rng(0).normal(0, 0.1, 500)
 
-    def fake_scores(d, T, mean, std, params):
-        jitter = np.random.default_rng(int(abs(mean) * 1000)).normal(0, 1e-4, 500)
-        return None, SimpleNamespace(entropy=4 + slope * abs(mean) + noise + jitter * (slope != 0))
+    def fake_scores(points, params):
+        return [(None, SimpleNamespace(entropy=4 + slope * abs(p.eig_mean) + noise + np.random.
+                                       default_rng(int(abs(p.eig_mean) * 1000)).normal(
+                                           0, 1e-4, 500) * (slope != 0))) for p in points]
 
-    monkeypatch.setattr(entropy_module, "scores_at", fake_scores)
+    monkeypatch.setattr(entropy_module, "scores_at_many", fake_scores)
     monkeypatch.setattr(entropy_module.theory.bao, "annealed_entropy",
                         lambda d, T, m, s: SimpleNamespace(value=4.0))
     claim = EntropyMonotoneInMean()

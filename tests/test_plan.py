@@ -107,3 +107,35 @@ def test_time_estimates_compare_runs_of_different_families():
     retrieval, copying = first("musat.sufficient_depth_learns"), first("snell.permutation_is_hard")
     assert retrieval.cost_estimate() < copying.cost_estimate() / 100
     assert 30 < retrieval.time_estimate() < 300 and 3 < copying.time_estimate() < 40
+
+
+def test_first_stages_count_the_distinct_runs_and_those_not_stored(store):
+    """What the dry run says of the papers' scale: every claim's first stage at full, runs that
+    claims share counted once, those in the store left out of the time; claims that train
+    nothing there add none."""
+    import numpy as np
+
+    from attnverify.compare import select
+    from attnverify.compare.plan import first_stages, other_profile_line
+    from attnverify.empirics import RunResult
+
+    shared = select(claim_id="snell.ktiw_precedes_attention") + select(
+        claim_id="snell.permutation_is_hard")
+    own = [s.key() for s in shared[0].checked_specs(shared[0].params("full"))]
+    runs, missing = first_stages(shared, "full", store)
+    assert runs == len(own) == len(missing) and {s.key() for s in missing} == set(own)
+    stored = missing[0]
+    steps = np.array(stored.eval_steps())
+    store.put(RunResult(spec=stored, status="ok", eval_steps=steps, wall_time_s=1.0,
+                        metrics={"acc": np.zeros(len(steps))}, train_loss=np.zeros(stored.steps)))
+    runs, missing = first_stages(shared, "full", store)
+    assert runs == len(own) and len(missing) == runs - 1 and stored not in missing
+    rates = {stored.model.kind: {stored.cost_estimate(): 2.0 / stored.cost_estimate()}}
+    line = other_profile_line("full", runs, missing, rates, workers=2, staged=False)
+    assert line.startswith(f"At full: {runs} distinct first-stage runs, 1 in the store, "
+                           f"{runs - 1} to train: CPU time {duration(2.0 * (runs - 1))}, on 2 "
+                           f"worker(s) {duration(runs - 1.0)}")
+    assert "stages" not in line.split(" (verify")[0]
+    assert "nothing to train" in other_profile_line("full", 3, [], rates, 2, staged=True)
+    derivation = select(claim_id="snell.kappa_closed_form")
+    assert first_stages(derivation, "full", store) == (0, [])

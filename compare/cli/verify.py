@@ -169,7 +169,14 @@ def summary_json(report: Report, html: Path) -> dict[str, Any]:
 def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
     trained or written (:mod:`compare.plan`)."""
-    from attnverify.compare.plan import measured_rates, plan, plan_table
+    from attnverify.compare.plan import (
+        first_stages,
+        measured_rates,
+        other_profile_line,
+        plan,
+        plan_table,
+    )
+    from attnverify.compare.verify import plan_params
     from attnverify.empirics import LocalExecutor
 
     store = common.store(args)
@@ -179,7 +186,12 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
         plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
     done = {key: info.fraction_done
             for key, info in store.checkpoints.by_run(store.has).items()}
-    print(plan_table(plans, measured_rates(store), executor.workers, done))
+    rates = measured_rates(store)
+    print(plan_table(plans, rates, executor.workers, done))
+    if args.profile != "full":  # what the papers' scale would cost (first stages only)
+        runs, missing = first_stages(claims, "full", store, overrides, executor.place)
+        staged = any(c.staged(plan_params(c, "full", overrides)) for c in claims)
+        print(other_profile_line("full", runs, missing, rates, executor.workers, staged))
     print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
           f"trained or written)")
     return 0

@@ -4,7 +4,10 @@ numbers, and the z-test of Monte Carlo moments against theory."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +19,7 @@ from attnverify.compare.stats import bonferroni_z
 from attnverify.empirics import (
     ScoreSample,
     factored_qk,
-    sample_scores,
+    sample_scores_many,
     score_monte_carlo,
     symmetric_qk,
 )
@@ -63,17 +66,62 @@ MC_VERSION = {"monte_carlo": score_monte_carlo.MONTE_CARLO_VERSION}
 """The declared version of the Monte Carlo summaries (it enters their memo keys)."""
 
 
+@dataclass(frozen=True)
+class ScorePoint:
+    """One Monte Carlo point: W's width, eigen-mean and -std and kind, the sequence length, and
+    the offset of its seeds from the profile's (W's and the walks')."""
+
+    d: int
+    T: int
+    eig_mean: float
+    eig_std: float
+    symmetric: bool = True
+    offset: int = 0
+
+
+class _SharedDraw:
+    """The Monte Carlo samples of W's that share their walks, drawn for all of them the first
+    time one of them is not in the cache."""
+
+    def __init__(self, ws: list[torch.Tensor], T: int, n: int, seed: int) -> None:
+        self.ws, self.T, self.n, self.seed = ws, T, n, seed
+        self.samples: list[dict[str, np.ndarray]] | None = None
+
+    def arrays(self, k: int) -> dict[str, np.ndarray]:
+        """The k-th W's sample, as the arrays the cache stores."""
+        if self.samples is None:
+            self.samples = [sample.arrays() for sample in sample_scores_many(
+                self.ws, self.T, self.n, seed=self.seed)]
+        return self.samples[k]
+
+
 def scores_at(d: int, T: int, eig_mean: float, eig_std: float, params: dict[str, Any],
               symmetric: bool = True, offset: int = 0) -> tuple[torch.Tensor, ScoreSample]:
-    """W and its Monte Carlo scores at one point; the walks depend only on the seed and
-    ``offset`` (common random numbers across (mean, std)). Cached (:mod:`compare.memo`)."""
-    w = qk_matrix(d, eig_mean, eig_std, params["seed"] + offset, symmetric)
-    key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T,
-           "n": params["n_samples"], "seed": params["seed"] + 10_000 + offset,
-           "torch": torch.__version__}
-    arrays = memo("bao_scores", key, MC_VERSION, lambda: sample_scores(
-        w, T, params["n_samples"], seed=params["seed"] + 10_000 + offset).arrays())
-    return w, ScoreSample.from_arrays(arrays)
+    """W and its Monte Carlo scores at one point (:func:`scores_at_many`)."""
+    return scores_at_many([ScorePoint(d, T, eig_mean, eig_std, symmetric, offset)], params)[0]
+
+
+def scores_at_many(points: Sequence[ScorePoint], params: dict[str, Any]
+                   ) -> list[tuple[torch.Tensor, ScoreSample]]:
+    """W and its Monte Carlo scores at each point; the walks depend only on the seed, the
+    ``offset``, d and T (common random numbers across (mean, std)), and points that share them
+    are scored on one draw of them (:func:`~attnverify.empirics.sample_scores_many`: the same
+    numbers as one point at a time). Cached per point (:mod:`compare.memo`)."""
+    ws = [qk_matrix(p.d, p.eig_mean, p.eig_std, params["seed"] + p.offset, p.symmetric)
+          for p in points]
+    groups: dict[tuple[int, int, int], list[int]] = {}
+    for i, p in enumerate(points):
+        groups.setdefault((p.d, p.T, params["seed"] + 10_000 + p.offset), []).append(i)
+    out: dict[int, ScoreSample] = {}
+    for (_, T, walk_seed), members in groups.items():
+        draw = _SharedDraw([ws[i] for i in members], T, params["n_samples"], walk_seed)
+        for k, i in enumerate(members):
+            key = {"w_sha": hashlib.sha256(ws[i].numpy().tobytes()).hexdigest(), "T": T,
+                   "n": params["n_samples"], "seed": walk_seed, "torch": torch.__version__,
+                   "numpy": np.__version__}
+            out[i] = ScoreSample.from_arrays(
+                memo("bao_scores", key, MC_VERSION, functools.partial(draw.arrays, k)))
+    return [(w, out[i]) for i, w in enumerate(ws)]
 
 
 def z_bound(n_tests: int) -> float:

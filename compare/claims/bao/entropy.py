@@ -27,7 +27,8 @@ from attnverify.compare.claims.bao.common import (
     MONTE_CARLO,
     TOKEN_MODEL,
     WIDTH,
-    scores_at,
+    ScorePoint,
+    scores_at_many,
     z_bound,
 )
 from attnverify.compare.claims.bao.figures import entropy_figure
@@ -64,8 +65,9 @@ class EntropyMonotone(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         d, T = params["d"], params["T"]
         chains = self.chains(params)
-        entropy = {p: scores_at(d, T, p[0], p[1], params)[1].entropy
-                   for chain in chains for p in chain}
+        points = list(dict.fromkeys(p for chain in chains for p in chain))
+        entropy = {p: sample.entropy for p, (_, sample) in zip(points, scores_at_many(
+            [ScorePoint(d, T, m, s) for m, s in points], params), strict=True)}
         n_steps = sum(len(c) - 1 for c in chains)
         z = z_bound(n_steps)
         rises, totals = [], []

@@ -14,8 +14,10 @@ from attnverify.compare.claims.bao.common import (
     FAMILY_ALPHA,
     MONTE_CARLO,
     TOKEN_MODEL,
+    ScorePoint,
     draw_points,
     scores_at,
+    scores_at_many,
     z_bound,
 )
 from attnverify.compare.claims.bao.figures import RhoProfile, rho_profiles_figure
@@ -82,9 +84,12 @@ class ScoreMoments(Claim):
         n_tests = 2 * 2 * sum(T for _, T, _, _ in points)  # 2 moments x 2 kinds of W
         bound = z_bound(n_tests)
         rows = []
-        for i, (d, T, m, s) in enumerate(points):
+        samples = iter(scores_at_many(
+            [ScorePoint(d, T, m, s, symmetric, offset=i) for i, (d, T, m, s) in enumerate(points)
+             for symmetric in (True, False)], params))
+        for d, T, m, s in points:
             for symmetric in (True, False):
-                w, sample = scores_at(d, T, m, s, params, symmetric, offset=i)
+                w, sample = next(samples)
                 z_mu, z_v = _moment_z(w, sample, T)
                 row = {"d": d, "T": T, "eig_mean": m, "eig_std": s, "symmetric": symmetric,
                        "max_z_mu": z_mu, "max_z_v": z_v}

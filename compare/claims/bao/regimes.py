@@ -19,7 +19,9 @@ from attnverify.compare.claims.bao.common import (
     MONTE_CARLO,
     TOKEN_MODEL,
     WIDTH,
+    ScorePoint,
     scores_at,
+    scores_at_many,
 )
 from attnverify.compare.claims.bao.figures import phase_map_figure
 from attnverify.compare.claims.bao.protocols import (
@@ -76,15 +78,17 @@ class ZeroMeanNoSelectivity(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         d, T = params["d"], params["T"]
         rows = []
-        for i, s in enumerate(params["stds"]):
+        samples = iter(scores_at_many(
+            [ScorePoint(d, T, m, s, offset=i) for i, s in enumerate(params["stds"])
+             for m in (0.0, params["contrast_mean"])], params))
+        for s in params["stds"]:
             mom = theory.bao.moments_from_traces(*theory.bao.spectrum_traces(d, 0.0, s), T=T,
                                                  c=1 / np.sqrt(d))
             rho_th = theory.bao.propagation_probability(mom.mu, mom.v)
             identity = float(np.abs(rho_th - 0.5 * erf(1 / np.sqrt(2 * mom.v))).max())
             regime = theory.bao.regime(d, T, 0.0, s).value["regime"]
-            mc = _mc_summary(scores_at(d, T, 0.0, s, params, offset=i)[1].rho()[0])
-            contrast = _mc_summary(scores_at(d, T, params["contrast_mean"], s, params,
-                                             offset=i)[1].rho()[0])
+            mc = _mc_summary(next(samples)[1].rho()[0])
+            contrast = _mc_summary(next(samples)[1].rho()[0])
             theory_ratio = theory.bao.localization(rho_th).participation / T
             rows.append({"eig_std": s, "max_abs_mu": float(np.abs(mom.mu).max()),
                          "theory_participation_ratio": float(theory_ratio),
@@ -150,8 +154,9 @@ class LargeVarianceVanishes(Claim):
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         d, T, m = params["d"], params["T"], params["eig_mean"]
         rows = []
-        for s in params["stds"]:
-            rho_mc, se = scores_at(d, T, m, s, params)[1].rho()
+        samples = scores_at_many([ScorePoint(d, T, m, s) for s in params["stds"]], params)
+        for s, (_, sample) in zip(params["stds"], samples, strict=True):
+            rho_mc, se = sample.rho()
             pred = theory.bao.regime(d, T, m, s).value
             rows.append({"eig_std": s, "mc_max_rho": float(rho_mc.max()),
                          "se": float(se[rho_mc.argmax()]), "theory_max_rho": pred["max_rho"],
