@@ -63,7 +63,7 @@ class RankCollapseAtUniform(Claim):
 
         def ratio(w: torch.Tensor) -> np.ndarray:
             key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
-                   "seed": seed, "torch": torch.__version__}
+                   "seed": seed, "torch": torch.__version__, "numpy": np.__version__}
             out = memo("bao_rank_collapse", key, MC_VERSION, lambda: dict(zip(
                 ("before", "after"), rank_collapse(w, T, n, seed), strict=True)))
             return out["after"] / out["before"]
