@@ -21,7 +21,7 @@ Measured, in one run:
     shares at most that per-step fixed cost, so it cannot make a seed-step faster than
     ``1 / (1 - fixed_cost_fraction)`` times (``batching_bound``; null when the batch-1 step
     measured no faster than the full batch) on one core;
-- theory throughput: 10^6 values of Bao's rho (the issue's target), Bao's localization
+- theory throughput: 10^6 values of Bao's rho, Bao's localization
   summaries on 10^6 (d, T, mean, std) points (each a whole rho-profile of T positions, about
   7.5 10^7 rho values), Mușat's information-flow game at D = 10^4 (intervals) and D = 60 (sets),
   and the Monte Carlo the Bao derivation checks rest on: one W scored on 1,221 walks of d = 64,

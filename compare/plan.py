@@ -148,33 +148,51 @@ def plan(claims: Sequence[Claim], profile: str, store: RunStore,
     return plans
 
 
+@dataclass
+class FirstStages:
+    """The first-stage runs of some claims at a profile (:func:`first_stages`)."""
+
+    runs: int
+    """Distinct runs (claims share runs)."""
+    missing: list[RunSpec]
+    """Those the store lacks."""
+    staged: bool
+    """Some of the claims may add runs after these, decided by their results."""
+
+
 def first_stages(claims: Sequence[Claim], profile: str, store: RunStore,
                  overrides: dict[str, Any] | None = None,
-                 place: Callable[[RunSpec], RunSpec] = lambda spec: spec
-                 ) -> tuple[int, list[RunSpec]]:
-    """How many distinct first-stage runs the claims have at ``profile`` (its defaults, with
-    ``overrides``) and those of them the store lacks; later stages are not replayed (a fraction
-    of a second, where :func:`plan` of a stored full profile reads every stored result)."""
+                 place: Callable[[RunSpec], RunSpec] = lambda spec: spec) -> FirstStages:
+    """The claims' first-stage runs at ``profile`` (its defaults, with ``overrides``) and those
+    the store lacks; later stages are not replayed (a fraction of a second, where :func:`plan`
+    of a stored full profile reads every stored result). A claim's ValueError (e.g. a corpus
+    too short for the profile's windows) propagates."""
     known: dict[str, RunSpec] = {}
+    staged = False
     for claim in claims:
         params = plan_params(claim, profile, overrides)
         if claim.not_run(params) is None and untrained(claim, profile, params) is None:
             known.update((s.key(), s) for s in map(place, claim.checked_specs(params)))
-    return len(known), [s for key, s in known.items() if not store.has(key)]
+            staged = staged or claim.staged(params)
+    return FirstStages(len(known), [s for key, s in known.items() if not store.has(key)],
+                       staged)
 
 
-def other_profile_line(profile: str, runs: int, missing: Sequence[RunSpec],
-                       rates: dict[str, dict[float, float]], workers: int,
-                       staged: bool) -> str:
-    """The dry run's line on what ``profile`` (another than the one planned) would cost:
-    first stages only (:func:`first_stages`)."""
-    total = estimate(missing, rates)
-    wall = dataclasses.replace(total, seconds=total.seconds / workers)
-    cost = (f"{len(missing)} to train: CPU time {total.text()}, on {workers} worker(s) "
-            f"{wall.text()}" if missing else "nothing to train")
-    return (f"At {profile}: {runs} distinct first-stage runs, {runs - len(missing)} in the "
-            f"store, {cost}" + ("; claims in stages add runs after these" if staged else "")
-            + f" (verify --profile {profile} --dry-run: per claim, stages replayed)")
+def other_profile_line(profile: str, stages: FirstStages, rates: dict[str, dict[float, float]],
+                       workers: int, done: dict[str, float] | None = None,
+                       params_given: bool = False) -> str:
+    """The dry run's line on what another ``profile`` than the one planned would cost: its
+    first stages at its defaults (``params_given``: say that ``--param`` is not applied
+    there); ``done`` as in :func:`plan_table`."""
+    total = estimate(stages.missing, rates, done)
+    cost = (f"{len(stages.missing)} to train: CPU time {total.text()}, about "
+            f"{duration(total.seconds / workers)} on {workers} worker(s)"
+            if stages.missing else "nothing to train")
+    later = (f"; claims in stages add runs after these, not counted (verify --profile "
+             f"{profile} --dry-run counts them)" if stages.staged else "")
+    where = "its defaults, --param not applied" if params_given else "its defaults"
+    return (f"At {profile} ({where}): {stages.runs} first-stage runs, "
+            f"{stages.runs - len(stages.missing)} cached, {cost}{later}")
 
 
 def _replay(claim: Claim, params: dict[str, Any], store: RunStore,

@@ -277,6 +277,17 @@ def test_a_corpus_that_cannot_be_read_or_is_too_short(capsys, tmp_path, content,
     assert code == 0 and "bao.locater_effect" in out, err
 
 
+def test_a_corpus_long_enough_here_but_not_at_full_is_not_estimated_there(capsys, tmp_path):
+    """The dry run's line on full builds full's windows (T = 128) from a corpus that smoke's
+    (T = 32) accept: a corpus between the two is planned here and not estimated at full."""
+    corpus = _corpus(tmp_path / "corpus", (" ".join(f"w{i % 17}" for i in range(100))
+                                           + "\n").encode())
+    code, out, err = run(capsys, [*LOCATER, "--corpus", str(corpus), "--cache",
+                                  str(tmp_path / "c"), "--dry-run"])
+    assert code == 0 and "bao.locater_effect" in out, err
+    assert "At full: not estimated (corpus train split must be longer than T = 128" in out
+
+
 @pytest.fixture
 def no_home(monkeypatch):
     """A user without a home directory: HOME unset and no password entry (some containers)."""

@@ -197,9 +197,11 @@ def test_entropy_monotone_in_mean_rule(monkeypatch, slope, verdict):
     noise = np.random.default_rng(0).normal(0, 0.1, 500)
 
     def fake_scores(points, params):
-        return [(None, SimpleNamespace(entropy=4 + slope * abs(p.eig_mean) + noise + np.random.
-                                       default_rng(int(abs(p.eig_mean) * 1000)).normal(
-                                           0, 1e-4, 500) * (slope != 0))) for p in points]
+        def entropy(mean):
+            jitter = np.random.default_rng(int(abs(mean) * 1000)).normal(0, 1e-4, 500)
+            return 4 + slope * abs(mean) + noise + jitter * (slope != 0)
+
+        return [(None, SimpleNamespace(entropy=entropy(p.eig_mean))) for p in points]
 
     monkeypatch.setattr(entropy_module, "scores_at_many", fake_scores)
     monkeypatch.setattr(entropy_module.theory.bao, "annealed_entropy",
@@ -209,3 +211,48 @@ def test_entropy_monotone_in_mean_rule(monkeypatch, slope, verdict):
     assert a.verdict is verdict, a.explanation
     if slope > 0:
         assert "rises significantly" in a.explanation
+
+
+def test_points_that_share_walks_are_drawn_once_and_keep_their_order(monkeypatch, tmp_path):
+    """``scores_at_many``: each point's sample is the one ``scores_at`` gives it alone, in the
+    points' order, with the walks drawn once per (d, T, walk seed); with the cache on, a second
+    call draws nothing, and a partly cached group draws once for what is missing."""
+    import torch
+
+    import attnverify.compare.claims.bao.common as common
+    from attnverify.compare.claims.bao.common import ScorePoint, scores_at, scores_at_many
+    from attnverify.compare.memo import rooted
+
+    params = {"n_samples": 64, "seed": 0}
+    points = [ScorePoint(8, 12, 0.1, 0.2), ScorePoint(16, 12, 0.1, 0.2),
+              ScorePoint(8, 12, 0.0, 0.5), ScorePoint(8, 12, 0.1, 0.2, symmetric=False),
+              ScorePoint(8, 12, 0.1, 0.2, offset=1), ScorePoint(8, 20, 0.3, 0.1)]
+    draws = []
+    real = common.sample_scores_many
+
+    def counted(ws, T, n, seed):
+        draws.append((ws[0].shape[0], T, seed, len(ws)))
+        return real(ws, T, n, seed=seed)
+
+    monkeypatch.setattr(common, "sample_scores_many", counted)
+    together = scores_at_many(points, params)
+    # (d, T, walk seed): (8, 12, seed) holds three points, the others one each
+    assert sorted(draws) == sorted([(8, 12, 10_000, 3), (16, 12, 10_000, 1),
+                                    (8, 12, 10_001, 1), (8, 20, 10_000, 1)])
+    for p, (w, sample) in zip(points, together, strict=True):
+        w_alone, alone = scores_at(p.d, p.T, p.eig_mean, p.eig_std, params, p.symmetric,
+                                   p.offset)
+        assert torch.equal(w, w_alone)
+        for name, array in sample.arrays().items():
+            np.testing.assert_array_equal(array, alone.arrays()[name], err_msg=name)
+    draws.clear()
+    with rooted(tmp_path):
+        first = scores_at_many(points[:3], params)
+        assert len(draws) == 2
+        draws.clear()
+        again = scores_at_many(points[:3], params)
+        assert draws == []  # all cached
+        scores_at_many(points[:4], params)  # one new point in a cached group: one draw
+        assert len(draws) == 1
+    for (_, a), (_, b) in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a.entropy, b.entropy)

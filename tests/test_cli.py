@@ -52,7 +52,7 @@ def test_verify_runs_and_export(capsys, tmp_path):
     # the dry run before anything is cached: 3 runs to train, timed from reference speeds
     row, out = dry_run_row(capsys, cache, "smoke", tmp_path)
     assert row[1:4] == ["3", "0", "3"] and "(3 runs timed from reference speeds)" in out
-    assert "At full: 40 distinct first-stage runs, 0 in the store, 40 to train" in out
+    assert "At full (its defaults): 40 first-stage runs, 0 cached, 40 to train" in out
     assert not (tmp_path / "c").exists()  # and it trained nothing
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
                          "--profile", "smoke", "--cache", cache, "--out", str(out_dir),

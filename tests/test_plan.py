@@ -116,26 +116,35 @@ def test_first_stages_count_the_distinct_runs_and_those_not_stored(store):
     import numpy as np
 
     from attnverify.compare import select
-    from attnverify.compare.plan import first_stages, other_profile_line
+    from attnverify.compare.plan import FirstStages, first_stages, other_profile_line
     from attnverify.empirics import RunResult
 
     shared = select(claim_id="snell.ktiw_precedes_attention") + select(
         claim_id="snell.permutation_is_hard")
     own = [s.key() for s in shared[0].checked_specs(shared[0].params("full"))]
-    runs, missing = first_stages(shared, "full", store)
-    assert runs == len(own) == len(missing) and {s.key() for s in missing} == set(own)
-    stored = missing[0]
+    stages = first_stages(shared, "full", store)
+    assert stages.runs == len(own) == len(stages.missing) and not stages.staged
+    assert {s.key() for s in stages.missing} == set(own)
+    stored = stages.missing[0]
     steps = np.array(stored.eval_steps())
     store.put(RunResult(spec=stored, status="ok", eval_steps=steps, wall_time_s=1.0,
                         metrics={"acc": np.zeros(len(steps))}, train_loss=np.zeros(stored.steps)))
-    runs, missing = first_stages(shared, "full", store)
+    stages = first_stages(shared, "full", store)
+    runs, missing = stages.runs, stages.missing
     assert runs == len(own) and len(missing) == runs - 1 and stored not in missing
     rates = {stored.model.kind: {stored.cost_estimate(): 2.0 / stored.cost_estimate()}}
-    line = other_profile_line("full", runs, missing, rates, workers=2, staged=False)
-    assert line.startswith(f"At full: {runs} distinct first-stage runs, 1 in the store, "
-                           f"{runs - 1} to train: CPU time {duration(2.0 * (runs - 1))}, on 2 "
-                           f"worker(s) {duration(runs - 1.0)}")
-    assert "stages" not in line.split(" (verify")[0]
-    assert "nothing to train" in other_profile_line("full", 3, [], rates, 2, staged=True)
+    line = other_profile_line("full", stages, rates, workers=2)
+    assert line == (f"At full (its defaults): {runs} first-stage runs, 1 cached, {runs - 1} to "
+                    f"train: CPU time {duration(2.0 * (runs - 1))}, about "
+                    f"{duration(runs - 1.0)} on 2 worker(s)")
+    # half of every missing run trained already (checkpoints): half the time
+    half = other_profile_line("full", stages, rates, 2, done={s.key(): 0.5 for s in missing})
+    assert f"CPU time {duration(runs - 1.0)}," in half
+    assert "--param not applied" in other_profile_line("full", stages, rates, 2,
+                                                       params_given=True)
+    staged = other_profile_line("full", FirstStages(3, [], staged=True), rates, 2)
+    assert "nothing to train; claims in stages add runs after these, not counted" in staged
     derivation = select(claim_id="snell.kappa_closed_form")
-    assert first_stages(derivation, "full", store) == (0, [])
+    assert first_stages(derivation, "full", store) == FirstStages(0, [], False)
+    assert first_stages(select(claim_id="snell.multihead_rescues_permutations"), "full",
+                        store).staged

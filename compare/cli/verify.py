@@ -176,7 +176,6 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
         plan,
         plan_table,
     )
-    from attnverify.compare.verify import plan_params
     from attnverify.empirics import LocalExecutor
 
     store = common.store(args)
@@ -189,9 +188,13 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     rates = measured_rates(store)
     print(plan_table(plans, rates, executor.workers, done))
     if args.profile != "full":  # what the papers' scale would cost (first stages only)
-        runs, missing = first_stages(claims, "full", store, overrides, executor.place)
-        staged = any(c.staged(plan_params(c, "full", overrides)) for c in claims)
-        print(other_profile_line("full", runs, missing, rates, executor.workers, staged))
+        try:
+            stages = first_stages(claims, "full", store, overrides, executor.place)
+        except ValueError as exc:  # e.g. a --corpus long enough here, too short at full
+            print(f"At full: not estimated ({exc})")
+        else:
+            print(other_profile_line("full", stages, rates, executor.workers, done,
+                                     params_given=bool(points)))
     print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
           f"trained or written)")
     return 0

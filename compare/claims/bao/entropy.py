@@ -131,7 +131,7 @@ class EntropyMonotoneInVariance(EntropyMonotone):
 
     id = "bao.entropy_monotone_in_variance"
     protocol = ENTROPY_MONOTONE_IN_VARIANCE
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     axis_label = "eigen-std sigma (eigen-mean fixed)"
     figure_name = "entropy_vs_std"
     statement = ("Softmax attention entropy falls as the eigen-variance rises at fixed mean "
@@ -160,7 +160,7 @@ class EntropyMonotoneInMean(EntropyMonotone):
 
     id = "bao.entropy_monotone_in_mean"
     protocol = ENTROPY_MONOTONE_IN_MEAN
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     axis_label = "|eigen-mean m| (eigen-std fixed)"
     figure_name = "entropy_vs_mean"
     statement = ("Softmax attention entropy does not rise as |eigen-mean| grows at fixed "

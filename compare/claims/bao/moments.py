@@ -65,7 +65,7 @@ class ScoreMoments(Claim):
     id = "bao.score_moments"
     protocol = SCORE_MOMENTS
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("The derived exact moments mu_t, v_t of the centred scores match Monte Carlo at "
                  "random (d, T, mean, std), for symmetric and non-symmetric W.")
@@ -145,7 +145,7 @@ class PropagationProbability(Claim):
     id = "bao.propagation_probability"
     protocol = PROPAGATION_PROBABILITY
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("rho_t = P(0 < z~_t < 1) from the Gaussian approximation matches Monte Carlo "
                  "within the approximation's accuracy (0.06 for d >= 32, 0.12 for d < 32).")
@@ -247,7 +247,7 @@ class AntrpVariantDisagrees(Claim):
     id = "bao.antrp_variant_disagrees"
     protocol = ANTRP_VARIANT_DISAGREES
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("The third-party (ANTRP) variance formula does not match Monte Carlo under this "
                  "token model, while the derived one does (documentation of a discrepancy).")

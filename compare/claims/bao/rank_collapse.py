@@ -44,7 +44,7 @@ class RankCollapseAtUniform(Claim):
     id = "bao.rank_collapse_at_uniform"
     protocol = RANK_COLLAPSE_AT_UNIFORM
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("W = 0 collapses the output tokens (rank-collapse measure 0); the localized "
                  "regime does not.")

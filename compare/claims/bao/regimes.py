@@ -63,7 +63,7 @@ class ZeroMeanNoSelectivity(Claim):
     id = "bao.zero_mean_no_selectivity"
     protocol = ZERO_MEAN_NO_SELECTIVITY
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("Zero eigen-mean gives a flat rho-profile: no positional selectivity (uniform, "
                  "the rank-collapse side).")
@@ -138,7 +138,7 @@ class LargeVarianceVanishes(Claim):
     id = "bao.large_variance_vanishes"
     protocol = LARGE_VARIANCE_VANISHES
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("Large eigen-variance drives rho to zero everywhere (the entropy-collapse / "
                  "plateau side).")
@@ -198,7 +198,7 @@ class SmallVarianceLocalizes(Claim):
     id = "bao.small_variance_localizes"
     protocol = SMALL_VARIANCE_LOCALIZES
     kind = ClaimKind.DERIVATION
-    code_version = 1
+    code_version = 2  # 2: the Monte Carlo's walks drawn by numpy (MONTE_CARLO_VERSION 2)
     paper = "bao"
     statement = ("Non-zero eigen-mean with small eigen-variance gives a localized window of "
                  "tokens with rho near 1.")
