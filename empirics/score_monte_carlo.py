@@ -118,11 +118,12 @@ def sample_scores_many(ws: Sequence[torch.Tensor], T: int, n: int, seed: int,
     d = ws64[0].shape[0]
     if any(w.shape != (d, d) for w in ws64):
         raise ValueError(f"sample_scores_many: every W must be {d} x {d}")
+    scale = _scale(ws64[0], c)  # one d for all
     centred: list[list[np.ndarray]] = [[] for _ in ws64]
     entropy: list[list[np.ndarray]] = [[] for _ in ws64]
     for x in _walk_chunks(d, T, n, seed, sx2, chunk):
         for i, w64 in enumerate(ws64):
-            z = _scale(w64, c) * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)     # (b, T)
+            z = scale * torch.einsum("bd,btd->bt", x[:, -1] @ w64, x)             # (b, T)
             centred[i].append((z - z.mean(1, keepdim=True)).numpy())
             entropy[i].append(attention_entropy(torch.softmax(z, dim=-1)).numpy())
     return [ScoreSample.from_scores(np.concatenate(cs), np.concatenate(es))

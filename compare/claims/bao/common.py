@@ -79,6 +79,13 @@ class ScorePoint:
     offset: int = 0
 
 
+def mc_key(w: torch.Tensor, T: int, n: int, seed: int) -> dict[str, Any]:
+    """The memo key of a Monte Carlo over ``n`` walks of length T from walk seed ``seed`` for
+    the matrix ``w`` (W is drawn by torch, the walks by numpy: both versions enter it)."""
+    return {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
+            "seed": seed, "torch": torch.__version__, "numpy": np.__version__}
+
+
 class _SharedDraw:
     """The Monte Carlo samples of W's that share their walks, drawn for all of them the first
     time one of them is not in the cache."""
@@ -116,9 +123,7 @@ def scores_at_many(points: Sequence[ScorePoint], params: dict[str, Any]
     for (_, T, walk_seed), members in groups.items():
         draw = _SharedDraw([ws[i] for i in members], T, params["n_samples"], walk_seed)
         for k, i in enumerate(members):
-            key = {"w_sha": hashlib.sha256(ws[i].numpy().tobytes()).hexdigest(), "T": T,
-                   "n": params["n_samples"], "seed": walk_seed, "torch": torch.__version__,
-                   "numpy": np.__version__}
+            key = mc_key(ws[i], T, params["n_samples"], walk_seed)
             out[i] = ScoreSample.from_arrays(
                 memo("bao_scores", key, MC_VERSION, functools.partial(draw.arrays, k)))
     return [(w, out[i]) for i, w in enumerate(ws)]

@@ -5,7 +5,6 @@ localized regime keeps them apart; a Monte Carlo check under the derivation's to
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -13,7 +12,7 @@ import numpy as np
 import torch
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
-from attnverify.compare.claims.bao.common import MC_VERSION, WIDTH, qk_matrix
+from attnverify.compare.claims.bao.common import MC_VERSION, WIDTH, mc_key, qk_matrix
 from attnverify.compare.claims.bao.figures import rank_collapse_figure
 from attnverify.compare.claims.bao.protocols import RANK_COLLAPSE_AT_UNIFORM
 from attnverify.compare.measurement import Measurement, Tolerance
@@ -62,9 +61,7 @@ class RankCollapseAtUniform(Claim):
         m_loc, s_loc = params["localized"]
 
         def ratio(w: torch.Tensor) -> np.ndarray:
-            key = {"w_sha": hashlib.sha256(w.numpy().tobytes()).hexdigest(), "T": T, "n": n,
-                   "seed": seed, "torch": torch.__version__, "numpy": np.__version__}
-            out = memo("bao_rank_collapse", key, MC_VERSION, lambda: dict(zip(
+            out = memo("bao_rank_collapse", mc_key(w, T, n, seed), MC_VERSION, lambda: dict(zip(
                 ("before", "after"), rank_collapse(w, T, n, seed), strict=True)))
             return out["after"] / out["before"]
 
