@@ -88,9 +88,10 @@ class Protocol:
     confirm: str
     refute: str
     alpha: float | None
-    """The probability of "confirmed" when H1 is false (one-sided)."""
+    """The probability of "confirmed" when H0 holds, at its boundary (one-sided); between H0
+    and H1 "confirmed" is more likely (docs/methodology.md, "Protocols")."""
     beta: float | None
-    """The probability of "refuted" when H1 holds."""
+    """The probability of "refuted" when H1 holds, at the smallest effect that matters."""
     readout: str
     """Which value of a run's record is read (final value, max over evaluations, ...)."""
     frozen: str

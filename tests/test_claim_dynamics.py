@@ -63,3 +63,26 @@ def test_impossible_parameters_are_refused(change, match):
     claim = DynamicsNotExpressiveness()
     with pytest.raises(ValueError, match=match):
         claim.check_params(claim.params("quick") | change)
+
+
+@pytest.mark.parametrize(("seeds", "failures"), [(6, 0), (6, 3), (6, 6), (3, 3)])
+def test_too_few_standard_seeds_to_refute_is_not_testable(seeds, failures):
+    """With 6 or fewer seeds even no failure cannot refute (0.7^6 = 0.118 >= beta), so a
+    confirmation there would come from a design that can only confirm."""
+    claim = DynamicsNotExpressiveness()
+    params = claim.params("full") | {"seeds": seeds, "warm_seeds": 1}
+    specs = claim.specs(params)
+    results = ([_run(s, i >= failures) for i, s in enumerate(specs[:seeds])]
+               + [_run(s, True) for s in specs[seeds:]])
+    a = claim.assess(params, results)
+    assert (a.verdict, a.reason) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE), a.explanation
+    assert "at least 7" in a.explanation
+
+
+def test_seven_seeds_can_refute():
+    claim = DynamicsNotExpressiveness()
+    params = claim.params("full") | {"seeds": 7, "warm_seeds": 1}
+    specs = claim.specs(params)
+    results = [_run(s, True) for s in specs]  # no failure: p = 0.7^7 = 0.082 < 0.10
+    a = claim.assess(params, results)
+    assert (a.verdict, a.reason) == (Verdict.REFUTED, Reason.DECIDED), a.explanation
