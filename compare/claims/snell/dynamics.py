@@ -46,6 +46,21 @@ RARE, OFTEN = 0.1, 0.3
 """H0: the standard start fails in at most 10% of seeds; H1: in at least 30% ('often')."""
 ALPHA, BETA = 0.025, 0.10
 
+
+def can_refute(n: int) -> bool:
+    """Whether n standard seeds can refute at all: no failure in n is the most extreme outcome
+    against a failure rate of at least ``OFTEN``."""
+    return bool(stats.binom.cdf(0, n, OFTEN) < BETA)
+
+
+def min_refuting_seeds() -> int:
+    """The fewest standard seeds that can refute (7 at the rates above)."""
+    n = 1
+    while not can_refute(n):
+        n += 1
+    return n
+
+
 PROTOCOL = Protocol(
     endpoint=("the failure rate of the standard start on permutations (no success: token acc "
               ">= 0.95 with aligned attention at some evaluation within the budget), with the "
@@ -63,8 +78,9 @@ PROTOCOL = Protocol(
     alpha=ALPHA, beta=BETA,
     readout="success at any evaluation within the budget (the copying claims' criterion)",
     frozen=FROZEN,
-    precondition=(f"the standard arm can refute: with n seeds, (1 - {OFTEN})^n < {BETA} (n >= 7; "
-                  f"with fewer, no outcome refutes and the design could only confirm)"),
+    precondition=(f"the standard arm can refute: with n seeds, (1 - {OFTEN})^n < {BETA} (n >= "
+                  f"{min_refuting_seeds()}; with fewer, no outcome refutes and the design could "
+                  f"only confirm)"),
     secondary=("the warm start's accuracy on permutations at its first evaluation (before "
                "any permutation step)", "the warm-up's own final token accuracy on subsets",
                "the warm start's success count"),
@@ -81,19 +97,6 @@ PROTOCOL = Protocol(
                 "failing does not show that no path exists",
                 "quick uses the single-head GRU of the multi-head protocol at L = 40 (where one "
                 "head fails often at quick's width); full uses the paper's LSTM at L = 40"))
-
-
-def can_refute(n: int) -> bool:
-    """Whether n standard seeds can refute at all: no failure in n is the most extreme outcome
-    against a failure rate of at least ``OFTEN``."""
-    return bool(stats.binom.cdf(0, n, OFTEN) < BETA)
-
-
-def min_refuting_seeds() -> int:
-    n = 1
-    while not can_refute(n):
-        n += 1
-    return n
 
 
 class DynamicsNotExpressiveness(Claim):
