@@ -51,12 +51,13 @@ def package_version() -> str:
 
 @cache
 def source_fingerprint() -> str:
-    """A hash of the ``empirics`` sources this process loaded (computed once per process, at
-    its first call): a diagnostic recorded beside each result and compared between the
-    processes of one sweep (a pool worker, a Dask worker), never part of a run key."""
+    """A hash of the ``empirics`` sources this process loaded, sub-packages included
+    (computed once per process, at its first call): a diagnostic recorded beside each result
+    and compared between the processes of one sweep (a pool worker, a Dask worker), never part
+    of a run key."""
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE_DIR.glob("*.py")):
-        digest.update(path.name.encode())
+    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(_PACKAGE_DIR).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 

@@ -220,3 +220,22 @@ def test_a_worker_with_other_sources_trains_and_stores_nothing(tmp_path):
     assert not list(RunStore(tmp_path / "c").keys())
     results = train_and_store(unit, str(tmp_path / "c"), source_fingerprint())
     assert [r.key for r in results] == [SPECS[3].key()] == list(RunStore(tmp_path / "c").keys())
+
+
+def test_the_source_fingerprint_covers_sub_packages(tmp_path, monkeypatch):
+    """A worker whose ``empirics/models/`` (or any sub-package) differs must not pass the
+    sweep's source check: the fingerprint hashes every source file below the package."""
+    from attnverify.empirics import versions
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "train.py").write_text("x = 1\n")
+    (tmp_path / "models" / "net.py").write_text("y = 1\n")
+    monkeypatch.setattr(versions, "_PACKAGE_DIR", tmp_path)
+    versions.source_fingerprint.cache_clear()
+    try:
+        before = versions.source_fingerprint()
+        versions.source_fingerprint.cache_clear()
+        (tmp_path / "models" / "net.py").write_text("y = 2\n")
+        assert versions.source_fingerprint() != before
+    finally:
+        versions.source_fingerprint.cache_clear()
