@@ -18,7 +18,8 @@ The Python API of a verification (docs/python-api.md) sits at the top:
   (:func:`attnverify.compare.api.verify`); :func:`attnverify.load_report` reads a report
   directory back;
 - :mod:`attnverify.runs`: stored runs as a tidy pandas DataFrame, ``runs.frame(...)``
-  (:mod:`attnverify.compare.runs`; ``from attnverify import runs``).
+  (:mod:`attnverify.compare.runs`; ``import attnverify.runs`` or
+  ``from attnverify import runs``).
 
 Importing ``attnverify`` itself loads none of them; each loads on first use
 (``attnverify.theory`` works after a plain ``import attnverify``).
@@ -31,19 +32,18 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and editors; loaded on first use below
-    from attnverify.compare import runs
+    from attnverify import runs
     from attnverify.compare.api import load_report, verify
-    from attnverify.compare.report_view import Outcome, VerifyReport
+    from attnverify.compare.report.view import Outcome, VerifyReport
 
 try:
     __version__ = metadata.version("attnverify")
 except metadata.PackageNotFoundError:  # a source tree that was not installed
     __version__ = "0+unknown"
 
-_SUBPACKAGES = ("theory", "empirics", "compare", "paper_figures")
+_SUBPACKAGES = ("theory", "empirics", "compare", "paper_figures", "runs")
 _API = {"verify": "compare.api", "load_report": "compare.api",
-        "VerifyReport": "compare.report_view", "Outcome": "compare.report_view"}
-_MODULES = {"runs": "compare.runs"}
+        "VerifyReport": "compare.report.view", "Outcome": "compare.report.view"}
 __all__ = ["Outcome", "VerifyReport", "__version__", "compare", "empirics", "load_report",
            "paper_figures", "runs", "theory", "verify"]
 
@@ -55,6 +55,4 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _API:
         return getattr(importlib.import_module(f"{__name__}.{_API[name]}"), name)
-    if name in _MODULES:
-        return importlib.import_module(f"{__name__}.{_MODULES[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

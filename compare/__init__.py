@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attnverify.compare.claim import PROFILES, Assessment, Claim, Verdict
+    from attnverify.compare.evaluate.verify import ClaimOutcome, evaluate, evaluate_all
     from attnverify.compare.measurement import Measurement, Tolerance
     from attnverify.compare.registry import CLAIMS, register, select
-    from attnverify.compare.verify import ClaimOutcome, evaluate, evaluate_all
 
 _EXPORTS = {
     "PROFILES": "claim", "Assessment": "claim", "Claim": "claim", "Verdict": "claim",
     "Measurement": "measurement", "Tolerance": "measurement",
     "CLAIMS": "registry", "register": "registry", "select": "registry",
-    "ClaimOutcome": "verify", "evaluate": "verify", "evaluate_all": "verify",
+    "ClaimOutcome": "evaluate.verify", "evaluate": "evaluate.verify",
+    "evaluate_all": "evaluate.verify",
 }
 
 __all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Measurement",

@@ -33,8 +33,8 @@ Measured, in one run:
 
 Per-step times are slopes between two run lengths, so set-up and evaluation cancel; every number
 is the median over ``repeats`` with the spread (min, max). The FLOP counts and the peak are in
-:mod:`attnverify.compare.bench_flops`, the training measurements in
-:mod:`attnverify.compare.bench_training`; this module runs them and formats the result.
+:mod:`attnverify.empirics.bench.flops`, the training measurements in
+:mod:`attnverify.empirics.bench.training`; this module runs them and formats the result.
 """
 
 from __future__ import annotations
@@ -51,13 +51,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnverify.compare.bench_flops import (
+from attnverify.empirics import RunSpec
+from attnverify.empirics.bench.flops import (
     count_step_flops,
     flops_per_step,
     gemm_peak,
     recurrent_flops,
 )
-from attnverify.compare.bench_training import (
+from attnverify.empirics.bench.training import (
     batching_bound,
     fixed_cost_fraction,
     op_profile,
@@ -66,8 +67,7 @@ from attnverify.compare.bench_training import (
     verify_way_seed_steps_per_s,
     verify_way_seeds,
 )
-from attnverify.empirics import RunSpec
-from attnverify.empirics.executor import worker_count
+from attnverify.empirics.execute.executor import worker_count
 
 __all__ = ["CONFIGS", "FAMILIES", "batching_bound", "count_step_flops", "family_spec",
            "flops_per_step", "gemm_peak", "recurrent_flops", "run_bench", "table"]

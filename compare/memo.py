@@ -5,8 +5,8 @@ training runs).
 An entry is a ``.npz`` of plain arrays (loaded with ``allow_pickle=False``) under
 ``ROOT/memo/NAMESPACE/``, named by the SHA-256 of the call's key, the declared version of the
 code that computes it (a claim's ``code_version``, or the numerics version of a shared
-computation such as :data:`~attnverify.empirics.score_monte_carlo.MONTE_CARLO_VERSION`) and the
-package version: a bumped version or a new release recomputes (these entries cost seconds to
+computation such as :data:`~attnverify.empirics.probes.score_monte_carlo.MONTE_CARLO_VERSION`) and
+the package version: a bumped version or a new release recomputes (these entries cost seconds to
 minutes, unlike training runs), a comment or a refactor does not. Writes are atomic (a
 temporary file renamed into place); an unreadable entry (truncated, a flipped byte) is moved
 aside to ``ROOT/corrupt/`` and recomputed, never used. With no root set (library use, most
@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from attnverify.empirics.output_paths import atomic_file
+from attnverify.empirics.store.output_paths import atomic_file
 from attnverify.empirics.versions import package_version
 
 log = logging.getLogger("attnverify.memo")

@@ -3,8 +3,8 @@
 A stored entry can pass its checksum and still not be a run of its spec: arrays rewritten with
 a recomputed checksum, a copy from a bug, an archive edited by hand. Such an entry would be read
 as evidence, so every entry is checked against what :func:`empirics.train.train` produces for
-its spec before it is used, stored, packed or imported (:mod:`empirics.store`,
-:mod:`empirics.archive`):
+its spec before it is used, stored, packed or imported (:mod:`empirics.store.run_store`,
+:mod:`empirics.store.archive`):
 
 - ``eval_steps``: integers, a prefix of the spec's schedule (``RunSpec.eval_steps``) starting at
   step 0; the whole schedule for an ``ok`` run without ``stop_when``;

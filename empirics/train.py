@@ -14,10 +14,10 @@ equal the plain loop's to float tolerance (tests/test_seed_batch.py). Which path
 depends on the spec alone, and a seed's arrays do not depend on which other seeds share its
 group, so a run key maps to the same numbers however the executor groups the runs.
 
-Given a :class:`~empirics.checkpoint.CheckpointDir`, the loop saves the state of its unit at an
-evaluation step every few minutes and, when it starts, continues from a checkpoint of the same
+Given a :class:`~empirics.store.checkpoint.CheckpointDir`, the loop saves the state of its unit at
+an evaluation step every few minutes and, when it starts, continues from a checkpoint of the same
 runs: a killed process loses minutes, not the run, and the result is the uninterrupted one bit
-for bit (:mod:`empirics.checkpoint`).
+for bit (:mod:`empirics.store.checkpoint`).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from attnverify.empirics.checkpoint import CheckpointDir
 from attnverify.empirics.config import Batch
 from attnverify.empirics.result import RunResult
 from attnverify.empirics.spec import DTYPES, RunSpec
+from attnverify.empirics.store.checkpoint import CheckpointDir
 from attnverify.empirics.versions import versions
 
 log = logging.getLogger("attnverify.checkpoint")

@@ -17,7 +17,7 @@ from attnverify.empirics import (
     build_model,
     train,
 )
-from attnverify.empirics.attention_lm import locater_penalty
+from attnverify.empirics.models.attention_lm import locater_penalty
 
 
 def lm_spec(task=None, steps=60, **model) -> RunSpec:
@@ -100,7 +100,7 @@ def test_wikitext_loader_vocabulary_windows_and_validation_split(tmp_path):
     train_lines = [" = Title = ", "", " the cat sat on the mat . ", " the <unk> ran . "] * 5
     root = write_corpus(tmp_path / "wt", train_lines, [" the dog sat . "] * 4)
     task = TextCorpusTask.from_directory(root, T=6)
-    from attnverify.empirics.text_corpus import load_corpus
+    from attnverify.empirics.tasks.text_corpus import load_corpus
 
     vocab, ids = load_corpus(task.directory, task.fingerprint)
     assert vocab[0] in {"the", "<eos>"} and "<unk>" in vocab and "dog" not in vocab
@@ -119,7 +119,7 @@ def test_changed_corpus_is_detected(tmp_path):
     root = write_corpus(tmp_path / "wt", [" a b c d e f g . "] * 5, [" a b c d e f . "] * 5)
     task = TextCorpusTask.from_directory(root, T=4)
     (root / "wiki.train.tokens").write_text(" z z z z z z z z . \n" * 5)
-    from attnverify.empirics.text_corpus import load_corpus
+    from attnverify.empirics.tasks.text_corpus import load_corpus
 
     load_corpus.cache_clear()
     with pytest.raises(ValueError, match="changed"):

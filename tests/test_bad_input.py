@@ -214,7 +214,7 @@ def test_unwritable_cache_directory(capsys, tmp_path, monkeypatch):
 
 
 def test_full_disk_is_one_line_and_leaves_nothing_in_the_cache(capsys, tmp_path, monkeypatch):
-    from attnverify.empirics import store as store_module
+    from attnverify.empirics.store import run_store as store_module
 
     def full_disk(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
@@ -374,9 +374,9 @@ def test_not_testable_is_decided_by_the_claims_own_runs():
     steps = 0 (also when only some runs lose their training); a claim about initialisation,
     whose runs train no step by design, and every profile default are assessed as usual."""
     from attnverify.compare.claim import PROFILES
+    from attnverify.compare.evaluate.verify import untrained
     from attnverify.compare.protocol import Reason
     from attnverify.compare.registry import select
-    from attnverify.compare.verify import untrained
 
     assert str(Reason.NOT_TESTABLE) == "not testable here"
     # claims that train at smoke (two Mușat claims read a cell only the full profile has)
@@ -425,8 +425,8 @@ def _stored_runs(root: Path, n: int) -> list[str]:
     import numpy as np
 
     from attnverify.empirics import RunResult, RunSpec, RunStore
-    from attnverify.empirics.copying import CopyTask
-    from attnverify.empirics.seq2seq import Seq2SeqConfig
+    from attnverify.empirics.models.seq2seq import Seq2SeqConfig
+    from attnverify.empirics.tasks.copying import CopyTask
 
     store, keys = RunStore(root), []
     for seed in range(n):

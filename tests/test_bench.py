@@ -138,7 +138,7 @@ def test_peak_rss_is_the_process_own_high_water_mark():
     import subprocess
     import sys
 
-    code = ("import numpy as np; from attnverify.compare.bench_training import _peak_rss_mb; "
+    code = ("import numpy as np; from attnverify.empirics.bench.training import _peak_rss_mb; "
             "b = _peak_rss_mb(); x = np.ones(400 * 2**20 // 8); print(b, _peak_rss_mb(), x[-1])")
     before, after, _ = map(float, subprocess.run([sys.executable, "-c", code], check=True,
                                                  capture_output=True, text=True).stdout.split())

@@ -27,7 +27,7 @@ from attnverify.empirics import (
     RunStore,
     Seq2SeqConfig,
 )
-from attnverify.empirics.checkpoint import CheckpointDir, unit_name
+from attnverify.empirics.store.checkpoint import CheckpointDir, unit_name
 from attnverify.empirics.train import train_group
 
 
@@ -244,7 +244,7 @@ def test_the_executor_resumes_from_the_store_checkpoints(tmp_path):
 
 
 def test_dry_run_counts_only_the_steps_left(tmp_path):
-    from attnverify.compare.plan import ClaimPlan, plan_table
+    from attnverify.compare.evaluate.plan import ClaimPlan, plan_table
 
     specs = [copying(0), copying(1)]
     rates = {"snell_seq2seq": {specs[0].cost_estimate(): 1.0}}
@@ -258,7 +258,7 @@ def test_dry_run_counts_only_the_steps_left(tmp_path):
 
 
 def duration(seconds: float) -> str:
-    from attnverify.compare.plan import duration as text
+    from attnverify.compare.evaluate.plan import duration as text
 
     return text(seconds)
 
@@ -277,7 +277,7 @@ def test_runs_clear_removes_checkpoints_too(tmp_path, capsys):
 
 
 def test_a_checkpointed_unit_keeps_its_composition_in_the_next_sweep(tmp_path, caplog):
-    from attnverify.empirics.executor import work_units
+    from attnverify.empirics.execute.executor import work_units
 
     specs = [retrieval(s) for s in range(4)]
     saved = [specs[2].key(), specs[0].key()]

@@ -17,7 +17,7 @@ from attnverify.compare.claims.musat import DepthStepAtRefinedBound
 from attnverify.compare.claims.musat.depth_step import largest_solved
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
-from attnverify.empirics.retrieval_metrics import depth_metric
+from attnverify.empirics.probes.retrieval_metrics import depth_metric
 
 LEARNS, CHANCE = 0.99, 0.26
 

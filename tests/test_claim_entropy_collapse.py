@@ -14,7 +14,7 @@ from attnverify.compare.claims.bao import SmallVarianceAvoidsEntropyCollapse
 from attnverify.compare.claims.bao.entropy_collapse import eigen_mean
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import AttentionLMConfig, RandomWalkLMTask, RunResult
-from attnverify.empirics.qk_spectrum import eigen_stats
+from attnverify.empirics.probes.qk_spectrum import eigen_stats
 from attnverify.empirics.train import train
 
 CLAIM = SmallVarianceAvoidsEntropyCollapse()

@@ -15,7 +15,7 @@ from attnverify.compare.claims.musat import LlmsSolveByPrompting
 from attnverify.compare.claims.musat.prompting import answer_cell, decide_prompting
 from attnverify.compare.memo import rooted
 from attnverify.compare.protocol import Reason
-from attnverify.empirics.retrieval_prompts import (
+from attnverify.empirics.tasks.retrieval_prompts import (
     FORMULATIONS,
     check_question_sizes,
     make_questions,
@@ -148,7 +148,7 @@ def tiny_model(tmp_path_factory):
 
 
 def test_option_scores_match_one_sequence_at_a_time(tiny_model):
-    from attnverify.empirics.local_llm import LocalCausalLM
+    from attnverify.empirics.models.local_llm import LocalCausalLM
 
     lm = LocalCausalLM(tiny_model)
     q = make_questions("residence", 2, 4, 1, 0)[0]
@@ -164,7 +164,7 @@ def test_option_scores_match_one_sequence_at_a_time(tiny_model):
 
 
 def test_a_random_tiny_model_is_refused_and_memoised(tiny_model, tmp_path, monkeypatch):
-    from attnverify.empirics import local_llm
+    from attnverify.empirics.models import local_llm
 
     claim = LlmsSolveByPrompting()
     params = claim.params("smoke") | {"llm_dir": str(tiny_model), "questions": 40}
@@ -199,7 +199,7 @@ class WordStartTokenizer:
 
 
 def test_options_are_tokenized_as_in_running_text():
-    from attnverify.empirics.local_llm import LocalCausalLM
+    from attnverify.empirics.models.local_llm import LocalCausalLM
 
     lm = object.__new__(LocalCausalLM)  # the tokenizer alone: no model is loaded
     lm.tokenizer = WordStartTokenizer()

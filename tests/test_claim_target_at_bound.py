@@ -13,9 +13,9 @@ from attnverify.compare.claims.musat.lens import binomial_sides
 from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
-from attnverify.empirics.residual_lens import fit_affine, lens_accuracy
-from attnverify.empirics.retrieval import RetrievalTask
-from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
+from attnverify.empirics.models.retrieval_transformer import RetrievalTransformerConfig
+from attnverify.empirics.probes.residual_lens import fit_affine, lens_accuracy
+from attnverify.empirics.tasks.retrieval import RetrievalTask
 
 
 def lens_run(spec, query_acc, lens_query, sees=True, one_hop_only=False, second=False):

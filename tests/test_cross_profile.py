@@ -1,5 +1,5 @@
-"""A claim's verdict at another profile from stored runs only (compare/cross_profile.py), and
-how the report shows it beside the verdict."""
+"""A claim's verdict at another profile from stored runs only (compare/evaluate/cross_profile.py),
+and how the report shows it beside the verdict."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from attnverify.compare import evaluate, select
-from attnverify.compare.cross_profile import StoredRunsOnly, stored_outcomes
+from attnverify.compare.evaluate.cross_profile import StoredRunsOnly, stored_outcomes
 from attnverify.compare.protocol import Reason
-from attnverify.compare.report import Report
+from attnverify.compare.report.document import Report
 from attnverify.empirics import LocalExecutor, RunStore
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from attnverify.empirics import CopyTask, LocalExecutor, RunSpec, RunStore, Seq2SeqConfig, train
-from attnverify.empirics.dask_executor import DaskExecutor, scheduler_address
-from attnverify.empirics.executor import ExecutorSetupError
+from attnverify.empirics.execute.dask_executor import DaskExecutor, scheduler_address
+from attnverify.empirics.execute.executor import ExecutorSetupError
 
 distributed = pytest.importorskip("distributed")
 

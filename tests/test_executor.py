@@ -43,7 +43,7 @@ def test_in_process_path_and_duplicates(store):
 
 
 def test_progress_bar_advances_by_cost_and_names_the_claim():
-    from attnverify.empirics.executor import _CostBar
+    from attnverify.empirics.execute.executor import _CostBar
 
     batch = specs()
     with _CostBar(batch, {batch[-1].key(): "snell.some_claim"}, "training", disable=False) as bar:
@@ -101,7 +101,7 @@ def test_negative_control_an_undisturbed_sweep_restarts_no_worker(store):
 
 
 def test_a_run_whose_worker_dies_at_every_attempt_ends_in_one_line(store):
-    from attnverify.empirics.worker_pool import MAX_ATTEMPTS, WorkerDiedError
+    from attnverify.empirics.execute.worker_pool import MAX_ATTEMPTS, WorkerDiedError
 
     executor = LocalExecutor(store, workers=2, progress=False)
     doomed = slow_specs()[0].key()
@@ -149,7 +149,7 @@ def test_a_workers_os_error_keeps_its_errno_for_the_one_line_disk_message(store)
     import errno
     import multiprocessing
 
-    from attnverify.empirics.worker_pool import WorkerPool, _Worker
+    from attnverify.empirics.execute.worker_pool import WorkerPool, _Worker
 
     ours, theirs = multiprocessing.Pipe()
     theirs.send(("error", "os", (errno.ENOSPC, "No space left on device", "/cache/x",

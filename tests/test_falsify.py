@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.falsify import falsify, load_saved, result_path, save
+from attnverify.compare.evaluate.falsify import falsify, load_saved, result_path, save
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.space import Dimension, space_strategy
 from attnverify.empirics import LocalExecutor, RunResult
@@ -109,7 +109,7 @@ def test_saved_results_are_read_back_for_the_report(executor, tmp_path):
 
 
 def test_a_search_saved_by_other_code_is_flagged_stale_in_the_report(executor, tmp_path):
-    from attnverify.compare.report import Report
+    from attnverify.compare.report.document import Report
 
     path = result_path(tmp_path, "test.threshold", "smoke")
     save(falsify(Threshold(), "smoke", executor, budget=30, seed=0), path)

@@ -10,10 +10,10 @@ import json
 import pytest
 from matplotlib.figure import Figure
 
-from attnverify.compare.falsify import falsify
+from attnverify.compare.evaluate.falsify import falsify
+from attnverify.compare.evaluate.verify import evaluate_all
 from attnverify.compare.registry import select
-from attnverify.compare.report import Report
-from attnverify.compare.verify import evaluate_all
+from attnverify.compare.report.document import Report
 from attnverify.empirics import LocalExecutor, RunStore
 
 FIGURES = {

@@ -11,8 +11,8 @@ import pytest
 
 from attnverify.compare.claim import Assessment, Verdict
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.report_cells import measured_text, tolerance_items
-from attnverify.compare.report_view import VerifyReport
+from attnverify.compare.report.cells import measured_text, tolerance_items
+from attnverify.compare.report.view import VerifyReport
 
 EMPIRICAL = [  # report.json's "empirical" objects as claims wrote them (key order included)
     {},

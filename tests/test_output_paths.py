@@ -12,8 +12,8 @@ import pytest
 
 from attnverify.compare.cli import main
 from attnverify.empirics import RunStore
-from attnverify.empirics.archive import pack
-from attnverify.empirics.output_paths import check_output_file
+from attnverify.empirics.store.archive import pack
+from attnverify.empirics.store.output_paths import check_output_file
 
 
 @pytest.fixture
@@ -102,7 +102,7 @@ def test_a_new_report_replaces_the_old_one_whole(capsys, tmp_path):
 def test_a_full_disk_leaves_the_old_report_as_it_was(capsys, tmp_path, monkeypatch):
     import errno
 
-    from attnverify.compare.report import Report
+    from attnverify.compare.report.document import Report
 
     out, cache = tmp_path / "report", str(tmp_path / "c")
     assert main([*KAPPA, "--out", str(out), "--cache", cache]) == 0
@@ -145,7 +145,7 @@ def test_the_current_directory_is_refused(capsys, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("atomic", [True, False])
 def test_the_swap_with_and_without_an_atomic_exchange(tmp_path, monkeypatch, atomic):
-    from attnverify.compare import report_dir
+    from attnverify.compare.report import directory as report_dir
 
     if not atomic:  # kernels without renameat2: two renames
         monkeypatch.setattr(report_dir, "_exchange", lambda a, b: False)

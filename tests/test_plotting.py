@@ -1,12 +1,12 @@
-"""The shared plot helpers (compare/plotting.py): the seed band is the seeds' median with their
-interquartile range."""
+"""The shared plot helpers (compare/report/plotting.py): the seed band is the seeds' median with
+their interquartile range."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats
 
-from attnverify.compare.plotting import new_figure, seed_band
+from attnverify.compare.report.plotting import new_figure, seed_band
 
 
 def _band(ax) -> tuple[float, float]:

@@ -1,4 +1,4 @@
-"""Progress where no terminal shows a bar (empirics/progress.py): one plain line about every
+"""Progress where no terminal shows a bar (empirics/execute/progress.py): one plain line about every
 minute on stderr, and the tqdm bar unchanged on a terminal."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from attnverify.empirics import CopyTask, RunSpec, Seq2SeqConfig, progress
-from attnverify.empirics.progress import ProgressLines, elapsed_text
+from attnverify.empirics import CopyTask, RunSpec, Seq2SeqConfig
+from attnverify.empirics.execute import progress
+from attnverify.empirics.execute.progress import ProgressLines, elapsed_text
 
 
 def _wait_for_lines(stream: io.StringIO, n: int, timeout_s: float = 10.0) -> list[str]:
@@ -58,7 +59,7 @@ def _specs() -> list[RunSpec]:
 
 
 def test_the_cost_bar_prints_lines_without_a_terminal(monkeypatch, capsys):
-    from attnverify.empirics import executor
+    from attnverify.empirics.execute import executor
 
     monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.05)
     monkeypatch.setattr(executor, "is_terminal", lambda stream: False)
@@ -73,7 +74,7 @@ def test_the_cost_bar_prints_lines_without_a_terminal(monkeypatch, capsys):
 
 
 def test_a_terminal_keeps_the_bar_and_quiet_prints_nothing(monkeypatch):
-    from attnverify.empirics import executor
+    from attnverify.empirics.execute import executor
 
     monkeypatch.setattr(executor, "is_terminal", lambda stream: True)
     with executor._CostBar(_specs(), {}, "training", disable=None) as bar:
@@ -97,8 +98,8 @@ def test_the_line_never_says_100_percent_while_runs_remain():
 def test_lines_count_what_the_runs_in_training_have_checkpointed(tmp_path):
     """A run of hours shows how far it got by its last checkpoint, in the percent and by name;
     a finished run's checkpoint no longer counts."""
-    from attnverify.empirics import executor
-    from attnverify.empirics.checkpoint import CheckpointDir
+    from attnverify.empirics.execute import executor
+    from attnverify.empirics.store.checkpoint import CheckpointDir
 
     batch = _specs()
     checkpoints = CheckpointDir(tmp_path)
@@ -120,8 +121,8 @@ def test_lines_count_what_the_runs_in_training_have_checkpointed(tmp_path):
 
 
 def test_lines_name_a_few_checkpointed_runs_and_count_the_rest(tmp_path):
-    from attnverify.empirics import executor
-    from attnverify.empirics.checkpoint import CheckpointDir
+    from attnverify.empirics.execute import executor
+    from attnverify.empirics.store.checkpoint import CheckpointDir
 
     batch = [dataclasses.replace(_specs()[0], seed=s) for s in range(7)]
     checkpoints = CheckpointDir(tmp_path)

@@ -10,15 +10,15 @@ import pytest
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.cross_profile import StoredRunsOnly
-from attnverify.compare.falsify import falsify
+from attnverify.compare.evaluate.cross_profile import StoredRunsOnly
+from attnverify.compare.evaluate.falsify import falsify
+from attnverify.compare.evaluate.plan import estimate, plan
+from attnverify.compare.evaluate.verify import evaluate
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plan import estimate, plan
 from attnverify.compare.protocol import Reason
 from attnverify.compare.quick_budget import FIRST_STAGE_LIMIT_MIN
 from attnverify.compare.registry import select_many
 from attnverify.compare.space import Dimension
-from attnverify.compare.verify import evaluate
 
 LEFT_OUT = ("snell.kappa_predicts_learning_speed", "snell.multihead_rescues_permutations",
             "snell.dynamics_not_expressiveness", "musat.shallow_models_fail",

@@ -95,7 +95,7 @@ def test_report_renders_in_a_browser(report_dir, tmp_path):
     import numpy as np
     from PIL import Image
 
-    from attnverify.compare.report import VERDICT_COLOURS
+    from attnverify.compare.report.text import VERDICT_COLOURS
 
     page = (report_dir / "report.html").resolve().as_uri()
     dom = _chromium(tmp_path, "--dump-dom", page).stdout

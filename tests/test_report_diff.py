@@ -1,4 +1,4 @@
-"""``attnverify diff`` (compare/report_diff.py): two reports matched claim by claim. A report of
+"""``attnverify diff`` (compare/report/diff.py): two reports matched claim by claim. A report of
 two claims that train nothing, then copies of its ``report.json`` with one field changed at a
 time: each change is found and named, nothing else is, and the exit code says whether anything
 differs."""
@@ -13,8 +13,8 @@ import pytest
 
 import attnverify
 from attnverify.compare.cli import main
-from attnverify.compare.report_diff import diff_reports
-from attnverify.compare.report_view import VerifyReport
+from attnverify.compare.report.diff import diff_reports
+from attnverify.compare.report.view import VerifyReport
 
 CLAIMS = ["snell.kappa_closed_form", "bao.score_moments"]
 

@@ -1,4 +1,4 @@
-"""report.html for people (compare/report_html.py), tolerances in words (compare/report_cells.py)
+"""report.html for people (compare/report/html.py), tolerances in words (compare/report/cells.py)
 and figure captions, on a small report built from constructed outcomes: nothing trains."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.evaluate.verify import ClaimOutcome
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
-from attnverify.compare.report import Report, figure_caption
-from attnverify.compare.report_cells import tolerance_label, tolerance_text, tolerance_value
-from attnverify.compare.verify import ClaimOutcome
+from attnverify.compare.report.cells import tolerance_label, tolerance_text, tolerance_value
+from attnverify.compare.report.document import Report, figure_caption
 
 LONG_KEYS = [f"{i:064x}" for i in range(3)]
 
@@ -220,7 +220,7 @@ def test_verify_json_prints_only_json(tmp_path, capsys):
 def test_mathtext_titles_become_plain_captions():
     from matplotlib.figure import Figure
 
-    from attnverify.compare.report import plain_title
+    from attnverify.compare.report.document import plain_title
 
     assert plain_title(r"$\kappa(V, L)$: theory vs data generator") == (
         "κ(V, L): theory vs data generator")

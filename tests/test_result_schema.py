@@ -24,10 +24,10 @@ from attnverify.empirics import (
     Seq2SeqConfig,
     train,
 )
-from attnverify.empirics.archive import pack, unpack
-from attnverify.empirics.free_attention import FreeAttentionToyConfig
+from attnverify.empirics.models.free_attention import FreeAttentionToyConfig
 from attnverify.empirics.optim import SGD
 from attnverify.empirics.result_schema import ResultSchemaError, check_result
+from attnverify.empirics.store.archive import pack, unpack
 
 
 def spec(**changes) -> RunSpec:

@@ -149,8 +149,8 @@ def test_sigterm_stops_verify_and_its_pool_workers(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 def test_pool_workers_exit_when_verify_is_killed(tmp_path):
     """SIGKILL gives verify no chance to stop its pool: the workers notice their parent is
-    gone and exit (empirics.worker_pool._init_worker)."""
-    from attnverify.empirics.executor import PARENT_POLL_S
+    gone and exit (empirics.execute.worker_pool._init_worker)."""
+    from attnverify.empirics.execute.executor import PARENT_POLL_S
 
     proc, workers = pool_running(tmp_path / "cache", tmp_path)
     proc.send_signal(signal.SIGKILL)

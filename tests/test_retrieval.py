@@ -15,15 +15,15 @@ from attnverify.empirics import (
     build_model,
     train,
 )
-from attnverify.empirics.retrieval import IGNORE
-from attnverify.empirics.retrieval_metrics import (
+from attnverify.empirics.models.retrieval_transformer import structural_masks
+from attnverify.empirics.probes.retrieval_metrics import (
     HeadMetric,
     depth_metric,
     head_metrics,
     heads_scored,
     metric_depths,
 )
-from attnverify.empirics.retrieval_transformer import structural_masks
+from attnverify.empirics.tasks.retrieval import IGNORE
 
 
 def resolve(tokens: list[int], symbol: int, lhs_first: bool = True) -> tuple[int, int]:
@@ -98,7 +98,7 @@ def test_rotary_scores_depend_on_the_offset_only(i, j, shift, seed):
     """Rotary embeddings (Su et al. 2021): the score of a query at position i and a key at j is
     the same at i + s and j + s; one position apart, a unit vector in the first pair scores
     cos(1) against itself (the rotation is real)."""
-    from attnverify.empirics.retrieval_transformer import rotary_angles, rotate
+    from attnverify.empirics.models.retrieval_transformer import rotary_angles, rotate
 
     q, k = torch.randn(2, 8, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
     cos, sin = (a.double() for a in rotary_angles(48, 8))
@@ -247,7 +247,7 @@ def test_one_way_partner_heads_score_on_their_direction_only():
     attend to themselves) scores 1 as ``partner_from_first``, 0 as ``partner_from_second`` and
     about 1/2 as ``partner``; each directional mask has targets at one token of every
     statement only, never at the query."""
-    from attnverify.empirics.retrieval_transformer import structural_masks
+    from attnverify.empirics.models.retrieval_transformer import structural_masks
 
     tokens = RetrievalTask(D=2, K=2, vocab=20).sample(4, torch.Generator().manual_seed(1))[
         "tokens"]

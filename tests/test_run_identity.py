@@ -32,8 +32,8 @@ from attnverify.empirics import (
     RunStore,
     Seq2SeqConfig,
 )
-from attnverify.empirics.archive import pack, unpack
-from attnverify.empirics.legacy_keys import legacy_key, migrate_store
+from attnverify.empirics.store.archive import pack, unpack
+from attnverify.empirics.store.legacy_keys import legacy_key, migrate_store
 
 PACKAGE_ROOT = Path(attnverify.__file__).parent
 SPECS = [
@@ -211,8 +211,8 @@ def test_the_0_1_0_key_is_reproduced_exactly(old_key, spec):
 
 
 def test_a_worker_with_other_sources_trains_and_stores_nothing(tmp_path):
+    from attnverify.empirics.execute.worker_pool import CodeMismatchError, train_and_store
     from attnverify.empirics.versions import source_fingerprint
-    from attnverify.empirics.worker_pool import CodeMismatchError, train_and_store
 
     unit = [SPECS[3].to_dict()]
     with pytest.raises(CodeMismatchError, match="changed while the sweep ran"):

@@ -46,7 +46,7 @@ def _scalars(folder):
 
 
 def test_each_run_is_a_tensorboard_run_with_its_curves(stored, tmp_path, capsys):
-    from attnverify.compare.runs_tensorboard import run_folder
+    from attnverify.compare.runs.tensorboard import run_folder
 
     store, results = stored
     out = tmp_path / "tb"
@@ -67,7 +67,7 @@ def test_each_run_is_a_tensorboard_run_with_its_curves(stored, tmp_path, capsys)
 
 
 def test_only_the_named_runs_and_only_into_a_new_folder(stored, tmp_path, capsys):
-    from attnverify.compare.runs_tensorboard import run_folder
+    from attnverify.compare.runs.tensorboard import run_folder
 
     store, results = stored
     out = tmp_path / "tb"
@@ -95,7 +95,7 @@ def test_only_the_named_runs_and_only_into_a_new_folder(stored, tmp_path, capsys
 
 def test_a_failure_midway_leaves_nothing_and_a_damaged_entry_is_left_out(stored, tmp_path,
                                                                           monkeypatch, caplog):
-    from attnverify.compare import runs_tensorboard
+    from attnverify.compare.runs import tensorboard as runs_tensorboard
 
     store, results = stored
     out = tmp_path / "tb"

@@ -24,7 +24,7 @@ from attnverify.empirics import (
     Seq2SeqConfig,
     build_model,
 )
-from attnverify.empirics.executor import MAX_SEED_GROUP, work_units
+from attnverify.empirics.execute.executor import MAX_SEED_GROUP, work_units
 from attnverify.empirics.seed_batch import SeedBatchStep
 from attnverify.empirics.train import _PlainStep, _Run, train_group
 
@@ -190,8 +190,8 @@ def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch)
     """``--device``: the claims' runs, first stage and followups, reach the executor on its
     device (their keys change with it: a GPU run is a different run)."""
     from attnverify.compare.claim import Claim
-    from attnverify.compare.verify import _run_stages
-    from attnverify.empirics.executor import Executor
+    from attnverify.compare.evaluate.verify import _run_stages
+    from attnverify.empirics.execute.executor import Executor
     from attnverify.empirics.result import RunResult
 
     class Staged(Claim):

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from attnverify.empirics import CopyTask, CorruptEntryError, RunSpec, RunStore, Seq2SeqConfig, train
-from attnverify.empirics import archive as archive_module
-from attnverify.empirics.archive import Packed, Unpacked, pack, unpack
+from attnverify.empirics.store import archive as archive_module
+from attnverify.empirics.store.archive import Packed, Unpacked, pack, unpack
 
 
 def tiny_spec(seed: int = 0) -> RunSpec:
@@ -84,7 +84,7 @@ def test_corrupt_entries_are_detected(store, damage):
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    import attnverify.empirics.store as store_mod
+    import attnverify.empirics.store.run_store as store_mod
     from attnverify.empirics import CopyTask, RunSpec, RunStore, Seq2SeqConfig, train
 
     root, seed, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]

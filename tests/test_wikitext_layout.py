@@ -9,7 +9,7 @@ import pytest
 
 from attnverify.compare.cli.entry import main
 from attnverify.empirics import TextCorpusTask
-from attnverify.empirics.wikitext_layout import build_wikitext, prose_paragraphs, tokens_of
+from attnverify.empirics.tasks.wikitext_layout import build_wikitext, prose_paragraphs, tokens_of
 
 REST = """\
 Section title

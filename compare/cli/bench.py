@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
                              with_compile=args.compile)
     print(bench.table(result))
     if args.json is not None:
-        from attnverify.empirics.output_paths import write_atomic
+        from attnverify.empirics.store.output_paths import write_atomic
 
         write_atomic(args.json, json.dumps(result, indent=2) + "\n", "--json")
         print(f"wrote {Path(args.json).resolve()}")

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the claims."""
     from attnverify.compare.claim import PROFILES
     from attnverify.compare.registry import select
-    from attnverify.compare.report import jsonable
+    from attnverify.compare.report.text import jsonable
 
     claims = select()
     if args.json:

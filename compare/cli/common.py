@@ -22,7 +22,7 @@ from attnverify.compare.cli.inputs import (
 if TYPE_CHECKING:
     from attnverify.compare.claim import Claim
     from attnverify.empirics import RunStore
-    from attnverify.empirics.executor import Executor
+    from attnverify.empirics.execute.executor import Executor
 
 MAX_WORKERS = 256
 """The most worker processes ``--workers`` starts (a typo must not fork thousands)."""
@@ -62,7 +62,7 @@ def check_common_options(args: argparse.Namespace) -> None:
         raise UserError(f"--workers must be <= {MAX_WORKERS}: each worker is a process with "
                         f"its own torch and model (hundreds of MB); got {args.workers}")
     if getattr(args, "device", None) is not None:  # before anything is written
-        from attnverify.empirics.executor import ExecutorSetupError, check_device
+        from attnverify.empirics.execute.executor import ExecutorSetupError, check_device
 
         try:
             check_device(args.device)
@@ -85,13 +85,13 @@ def executor(args: argparse.Namespace, run_store: RunStore) -> Executor:
     """The executor ``--executor`` names; setup problems (no ``distributed``, a malformed or
     unreachable scheduler address) are user errors."""
     from attnverify.empirics import LocalExecutor
-    from attnverify.empirics.executor import ExecutorSetupError
+    from attnverify.empirics.execute.executor import ExecutorSetupError
 
     try:
         if args.executor == "local":
             return LocalExecutor(run_store, workers=args.workers, progress=not args.quiet,
                                  device=args.device, seed_group=getattr(args, "seed_group", None))
-        from attnverify.empirics.dask_executor import DaskExecutor
+        from attnverify.empirics.execute.dask_executor import DaskExecutor
 
         return DaskExecutor(run_store, args.executor, workers=args.workers,
                             progress=not args.quiet, connect_timeout=args.connect_timeout,
@@ -116,6 +116,6 @@ def selected(args: argparse.Namespace) -> list[Claim]:
 
 def strict_json(data: Any, indent: int) -> str:
     """Strict JSON: a diverged run's NaN and inf become null (a bare NaN is no JSON)."""
-    from attnverify.compare.report import jsonable
+    from attnverify.compare.report.text import jsonable
 
     return json.dumps(jsonable(data), indent=indent, allow_nan=False)

@@ -1,5 +1,5 @@
 """``attnverify corpus``: build a corpus in the WikiText layout from local English documents
-(:mod:`attnverify.empirics.wikitext_layout`), for ``verify --corpus``."""
+(:mod:`attnverify.empirics.tasks.wikitext_layout`), for ``verify --corpus``."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Write the corpus and say what it holds."""
     out = out_dir(args.out)
-    from attnverify.empirics.wikitext_layout import build_wikitext
+    from attnverify.empirics.tasks.wikitext_layout import build_wikitext
 
     try:
         summary = build_wikitext([Path(s) for s in args.sources], out, args.min_count,

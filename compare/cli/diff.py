@@ -1,5 +1,5 @@
 """``attnverify diff OLD NEW``: what changed between two verification reports, claim by claim
-(:mod:`attnverify.compare.report_diff`). Exits with 0 when nothing differs and 1 when something
+(:mod:`attnverify.compare.report.diff`). Exits with 0 when nothing differs and 1 when something
 does, as ``diff`` does, so a script can require that a refactor or a rebuild from the archives
 left every verdict as it was."""
 
@@ -13,7 +13,7 @@ from attnverify.compare.cli.common import strict_json
 from attnverify.compare.cli.inputs import UserError
 
 if TYPE_CHECKING:
-    from attnverify.compare.report_view import VerifyReport
+    from attnverify.compare.report.view import VerifyReport
 
 EXIT_DIFFERENT = 1
 
@@ -36,7 +36,7 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the difference; 0 when the reports agree, 1 when they differ."""
-    from attnverify.compare.report_diff import diff_reports
+    from attnverify.compare.report.diff import diff_reports
 
     if not (args.rtol >= 0 and math.isfinite(args.rtol)):
         raise UserError(f"--rtol must be a finite number >= 0; got {args.rtol}")
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def _load(path: str) -> VerifyReport:
     """The report at ``path`` (a report directory or its report.json; the rule is
     :meth:`VerifyReport.load`'s), or a one-line error."""
-    from attnverify.compare.report_view import VerifyReport
+    from attnverify.compare.report.view import VerifyReport
 
     try:
         return VerifyReport.load(path)

@@ -43,8 +43,8 @@ def _is_user_error(exc: Exception) -> bool:
     """UserError, a damaged cache entry (without importing torch for ``predict``), a disk
     that refuses writes (the store's writes are atomic, so nothing half-written is left), or a
     run whose worker died at every attempt (the finished runs are stored)."""
-    store = sys.modules.get("attnverify.empirics.store")
-    pool = sys.modules.get("attnverify.empirics.worker_pool")
+    store = sys.modules.get("attnverify.empirics.store.run_store")
+    pool = sys.modules.get("attnverify.empirics.execute.worker_pool")
     return (isinstance(exc, UserError)
             or (isinstance(exc, OSError) and exc.errno in DISK_ERRORS)
             or (store is not None and isinstance(exc, store.CorruptEntryError))

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     """Write the figures into ``--out``."""
     common.check_common_options(args)
     out, store = common.out_and_store(args)
-    from attnverify.paper_figures import regenerate
+    from attnverify.compare.report.figures import regenerate
 
     written = regenerate(out, args.profile, store, workers=args.workers, progress=not args.quiet,
                          device=args.device)

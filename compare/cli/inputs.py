@@ -65,8 +65,8 @@ def check_output_dir(path: Path, option: str) -> None:
 
 def check_output_file(path: str, option: str) -> None:
     """UserError unless ``path`` may be written: new or a regular file, in a writable
-    directory (:func:`~attnverify.empirics.output_paths.check_output_file`)."""
-    from attnverify.empirics.output_paths import check_output_file as check_file
+    directory (:func:`~attnverify.empirics.store.output_paths.check_output_file`)."""
+    from attnverify.empirics.store.output_paths import check_output_file as check_file
 
     try:
         check_file(path, option)
@@ -87,8 +87,8 @@ def out_dir(text: str, option: str = "--out") -> Path:
 
 def report_out(text: str) -> Path:
     """``verify --out``: a writable directory that a report may replace whole (absent, or
-    holding only an earlier report; :func:`~attnverify.compare.report_dir.report_target`)."""
-    from attnverify.compare.report_dir import report_target
+    holding only an earlier report; :func:`~attnverify.compare.report.directory.report_target`)."""
+    from attnverify.compare.report.directory import report_target
 
     out = out_dir(text)
     try:
@@ -100,10 +100,11 @@ def report_out(text: str) -> Path:
 
 def store_root(cache: str | None) -> Path:
     """The run store directory: ``--cache`` (an empty value is refused, not taken for the
-    default), else the default location (:func:`~attnverify.empirics.store.default_cache_dir`,
-    which needs a home directory or ``$ATTNVERIFY_CACHE``). UserError when the directory
-    cannot be named or exists as something else than a directory."""
-    from attnverify.empirics.store import default_cache_dir
+    default), else the default location
+    (:func:`~attnverify.empirics.store.run_store.default_cache_dir`, which needs a home directory
+    or ``$ATTNVERIFY_CACHE``). UserError when the directory cannot be named or exists as something
+    else than a directory."""
+    from attnverify.empirics.store.run_store import default_cache_dir
 
     option = "--cache" if cache is not None else "the cache directory"
     if cache == "":
@@ -120,7 +121,7 @@ def store_root(cache: str | None) -> Path:
 def check_corpus(path: str) -> str:
     """The corpus directory, resolved, after checking that it holds the WikiText files and
     that they read as text (a binary file is refused, not decoded half-way in a worker)."""
-    from attnverify.empirics.text_corpus import corpus_fingerprint, load_corpus
+    from attnverify.empirics.tasks.text_corpus import corpus_fingerprint, load_corpus
 
     root = Path(path).expanduser().resolve()
     try:
@@ -135,7 +136,7 @@ def check_llm_dir(path: str) -> str:
     transformers is installed (the ``llm`` extra)."""
     from importlib.util import find_spec
 
-    from attnverify.empirics.local_llm import INSTALL_HINT, check_model_directory
+    from attnverify.empirics.models.local_llm import INSTALL_HINT, check_model_directory
 
     try:
         root = check_model_directory(Path(path))
@@ -152,7 +153,7 @@ def check_corpus_fits(claims: Sequence[Any], profile: str, overrides: dict[str, 
     written: a corpus too short for the claim's windows is refused in one line."""
     if "corpus" not in overrides:
         return
-    from attnverify.compare.verify import plan_params
+    from attnverify.compare.evaluate.verify import plan_params
 
     for claim in claims:
         if "corpus" in claim.overridable:

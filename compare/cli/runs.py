@@ -83,7 +83,7 @@ def _list(args: argparse.Namespace, store: RunStore) -> None:
 def _run_line(store: RunStore, key: str) -> tuple[str, bool]:
     """``runs list``'s line of one run and whether it is current; an entry whose metadata is
     damaged or lacks a field is listed as such, and the listing goes on."""
-    from attnverify.empirics.store import CorruptEntryError
+    from attnverify.empirics.store.run_store import CorruptEntryError
 
     try:
         meta = store.metadata(key)
@@ -123,7 +123,7 @@ def _export(args: argparse.Namespace, store: RunStore) -> None:
         sys.stdout.write(text)
         return
     check_output_file(args.out, "--out")
-    from attnverify.empirics.output_paths import write_atomic
+    from attnverify.empirics.store.output_paths import write_atomic
 
     try:
         write_atomic(args.out, text)  # checked above
@@ -144,8 +144,8 @@ def _export_parquet(args: argparse.Namespace, store: RunStore) -> None:
     except ImportError as exc:
         raise UserError(f"--format parquet needs pandas and pyarrow ({exc.name} is not "
                         f"installed): pip install 'attnverify[frames]'") from None
-    from attnverify.compare.runs import frame
-    from attnverify.empirics.output_paths import atomic_file
+    from attnverify.compare.runs.tidy import frame
+    from attnverify.empirics.store.output_paths import atomic_file
 
     try:
         table = frame(store, keys=args.keys or None)
@@ -161,10 +161,10 @@ def _export_parquet(args: argparse.Namespace, store: RunStore) -> None:
 
 def _export_tensorboard(args: argparse.Namespace, store: RunStore) -> None:
     """``runs export --format tensorboard --out DIR``: the named runs (default: all) as
-    TensorBoard event files (:mod:`attnverify.compare.runs_tensorboard`)."""
+    TensorBoard event files (:mod:`attnverify.compare.runs.tensorboard`)."""
     if args.out is None:
         raise UserError("--format tensorboard needs --out DIR (a new or empty folder)")
-    from attnverify.compare.runs_tensorboard import write_tensorboard
+    from attnverify.compare.runs.tensorboard import write_tensorboard
 
     try:
         count = write_tensorboard(store, args.out, args.keys)
@@ -199,7 +199,7 @@ def _get(store: RunStore, key: str) -> RunResult:
 
 
 def _migrate(args: argparse.Namespace, store: RunStore) -> None:
-    from attnverify.empirics.legacy_keys import migrate_store
+    from attnverify.empirics.store.legacy_keys import migrate_store
 
     done, left = migrate_store(store)
     print(f"re-keyed {done} runs of attnverify 0.1.0 in {store.root}"

@@ -1,5 +1,5 @@
 """``attnverify runs pack`` and ``runs unpack``: write cached runs into a gzipped tar archive
-and import them on another machine (:mod:`attnverify.empirics.archive`). ``pack`` takes run
+and import them on another machine (:mod:`attnverify.empirics.store.archive`). ``pack`` takes run
 keys, or the runs a ``verify`` reads (``--paper``, ``--claim``, ``--profile``), and leaves out
 the runs of earlier archives (``--except``)."""
 
@@ -40,7 +40,7 @@ def add_parsers(actions: Any, common_options: argparse.ArgumentParser) -> None:
 
 def pack(args: argparse.Namespace, store: RunStore) -> None:
     """``runs pack FILE [KEY ...]``: the archive, and one line saying what went in."""
-    from attnverify.empirics.archive import pack as pack_runs
+    from attnverify.empirics.store.archive import pack as pack_runs
 
     keys, scope = args.keys or None, ""
     if args.paper or args.claim or args.profile:
@@ -73,7 +73,7 @@ def pack(args: argparse.Namespace, store: RunStore) -> None:
 
 def unpack(args: argparse.Namespace, store: RunStore) -> None:
     """``runs unpack FILE ...``: import every archive, one line each."""
-    from attnverify.empirics.archive import unpack as unpack_runs
+    from attnverify.empirics.store.archive import unpack as unpack_runs
 
     _require_archives(args.files)  # before importing: a typo should not half-import
     for file in args.files:
@@ -106,7 +106,7 @@ def _not_archived(archives: list[str], file: str, keys: list[str] | None,
     """``runs pack --except ARCHIVE``: ``keys`` (None: every stored run) without the runs
     these archives hold, and how many were left out; the next part of a set split over
     several archives, e.g. the runs trained since the last pack."""
-    from attnverify.empirics.archive import archived_keys
+    from attnverify.empirics.store.archive import archived_keys
 
     if any(Path(archive).resolve() == Path(file).resolve() for archive in archives):
         raise UserError(f"{file} is also named by --except: packing would replace it by the "
@@ -126,7 +126,7 @@ def _verify_keys(args: argparse.Namespace, store: RunStore) -> tuple[list[str], 
     these options reads (its ``--dry-run`` plan: a staged claim's stages replayed from the
     store) and a line saying so, and what of it is not stored yet."""
     from attnverify.compare.claim import check_profile
-    from attnverify.compare.plan import plan
+    from attnverify.compare.evaluate.plan import plan
 
     profile = args.profile or "quick"
     try:

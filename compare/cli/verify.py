@@ -1,5 +1,5 @@
 """``attnverify verify``: evaluate the selected claims, write the report and print a verdict table;
-``--dry-run`` prints what would be trained instead (:mod:`attnverify.compare.plan`), and
+``--dry-run`` prints what would be trained instead (:mod:`attnverify.compare.evaluate.plan`), and
 ``--claim ID --param NAME=VALUE`` evaluates one claim at another point of its parameters (values
 read by :mod:`attnverify.compare.cli.values`)."""
 
@@ -26,7 +26,7 @@ from attnverify.compare.cli.values import parse_assignment
 
 if TYPE_CHECKING:
     from attnverify.compare.claim import Claim
-    from attnverify.compare.report import Report
+    from attnverify.compare.report.document import Report
 
 
 def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
@@ -120,7 +120,7 @@ def use_colour(stream: TextIO) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    from attnverify.empirics.progress import is_terminal
+    from attnverify.empirics.execute.progress import is_terminal
 
     return is_terminal(stream)
 
@@ -135,7 +135,7 @@ def verdict_table(report: Report, colour: bool = False) -> str:
     ``colour``, each verdict in its ANSI colour (:data:`VERDICT_COLOURS`; the columns stay
     where they are)."""
     from attnverify.compare.claim import KIND_SUMMARY
-    from attnverify.compare.report_cells import fmt, measured_text
+    from attnverify.compare.report.cells import fmt, measured_text
 
     width = min(CLAIM_WIDTH, max(len(o.claim.id) for o in report.outcomes))
     lines = []
@@ -168,8 +168,8 @@ def summary_json(report: Report, html: Path) -> dict[str, Any]:
 
 def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
-    trained or written (:mod:`compare.plan`)."""
-    from attnverify.compare.plan import (
+    trained or written (:mod:`compare.evaluate.plan`)."""
+    from attnverify.compare.evaluate.plan import (
         first_stages,
         measured_rates,
         other_profile_line,
@@ -239,7 +239,7 @@ def claim_point(claims: Sequence[Claim], profile: str, items: Sequence[str] | No
                         "(see 'attnverify claims --json' for each claim's parameters)")
     claim = claims[0]
     values = dict(parse_assignment(item) for item in items)
-    from attnverify.compare.verify import checked_point
+    from attnverify.compare.evaluate.verify import checked_point
 
     defaults = claim.params(profile)
     if unknown := [name for name in values if name not in defaults]:  # without the prefix

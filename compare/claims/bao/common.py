@@ -20,9 +20,9 @@ from attnverify.empirics import (
     ScoreSample,
     factored_qk,
     sample_scores_many,
-    score_monte_carlo,
     symmetric_qk,
 )
+from attnverify.empirics.probes import score_monte_carlo
 
 TOKEN_MODEL = (
     "Token model of the derivation (docs/derivations.md#random-walk-token-model, not the "

@@ -35,8 +35,8 @@ from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.bao.protocols import LM_SCALE_WEAKNESS
 from attnverify.compare.claims.bao.training import LM, PAPER_LM, lm_specs
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse, check_disjoint
+from attnverify.compare.report.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attnverify import theory
-from attnverify.compare.plotting import PALETTE, new_figure, seed_band
+from attnverify.compare.report.plotting import PALETTE, new_figure, seed_band
 from attnverify.empirics import RunResult
 
 RhoProfile = tuple[np.ndarray, np.ndarray, np.ndarray]

@@ -35,7 +35,7 @@ from attnverify.empirics import RunResult
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from attnverify.empirics.score_monte_carlo import ScoreSample
+    from attnverify.empirics.probes.score_monte_carlo import ScoreSample
 
 
 def _moment_z(w: Any, sample: ScoreSample, T: int, naive: bool = False) -> tuple[float, float]:

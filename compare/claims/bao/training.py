@@ -2,7 +2,7 @@
 training claims share, and whether the trained spectrum tells how localized the trained
 attention is (LocAteR's effect is :mod:`attnverify.compare.claims.bao.locater`).
 
-The default task is the random-walk language task of :mod:`empirics.random_walk` (WikiText-2
+The default task is the random-walk language task of :mod:`empirics.tasks.random_walk` (WikiText-2
 cannot be downloaded here); ``verify --corpus DIR`` trains on a local WikiText-format corpus
 instead. Runs are paired: the same seed gives the same initialisation and data stream for every
 LocAteR coefficient, so effects are measured as per-seed differences.

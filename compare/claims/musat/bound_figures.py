@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attnverify import theory
-from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.report.plotting import PALETTE, new_figure
 
 
 def bound_figure(d_max: int) -> Figure:

@@ -3,7 +3,7 @@ what neighbouring positions already know, so the reach roughly triples per layer
 advancing one link per layer (spec §2.2, §2.4: the interval game behind Theorem 1; the upper
 construction is a reconstruction [R]).
 
-Reach, read with the linear lens (:mod:`empirics.residual_lens`) on the statement tokens, is
+Reach, read with the linear lens (:mod:`empirics.probes.residual_lens`) on the statement tokens, is
 compared with three derived mechanisms (:mod:`.reach`, derived here, not in the paper): one
 link per layer (node 2l - 1 after l layers), pointer doubling (node 2^l - 1) and the interval
 game ((3^l - 1) / 2). The claim's content is the base of the growth, so the primary cells are

@@ -23,7 +23,7 @@ from attnverify.compare.claims.musat.runs import crossing_step
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
-from attnverify.empirics.retrieval_metrics import (
+from attnverify.empirics.probes.retrieval_metrics import (
     HeadMetric,
     depth_metric,
     head_metrics,

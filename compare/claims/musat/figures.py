@@ -13,9 +13,9 @@ from matplotlib.figure import Figure
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished, learned
-from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.report.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
-from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric, metric_depths
+from attnverify.empirics.probes.retrieval_metrics import QUERY_ACCURACY, depth_metric, metric_depths
 
 
 def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]],

@@ -3,8 +3,8 @@ asked for (spec §2.1, §7: "testing whether the target embedding truly appears 
 stream only when t >= log_3(2D)").
 
 The residual stream of the query (the position that answers) is read after every layer with
-the linear lens of :mod:`empirics.residual_lens` (an affine map to the final stream, fitted on
-half of the evaluation examples, decoded by the model's own read-out on the other half). The
+the linear lens of :mod:`empirics.probes.residual_lens` (an affine map to the final stream, fitted
+on half of the evaluation examples, decoded by the model's own read-out on the other half). The
 theorem is a lower bound: before layer min_layers(D) the answer cannot be in the stream, so the
 lens must read it no better than a model that knows nothing of the query's chain. It says
 nothing about *when* after the bound the answer appears; the first layer at which the lens

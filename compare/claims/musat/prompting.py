@@ -5,8 +5,8 @@ as the chain grows (Mușat 2024, abstract and Figure 2; spec §3).
 The model is the user's: ``verify --llm-dir DIR`` names a local directory in the Hugging Face
 layout (nothing is downloaded, and no package on the registries ships a small pretrained causal
 LM with its weights, so there is no default). Without one the claim is not run and says so.
-Questions and formulations: :mod:`attnverify.empirics.retrieval_prompts`; answers by
-likelihood: :mod:`attnverify.empirics.local_llm`.
+Questions and formulations: :mod:`attnverify.empirics.tasks.retrieval_prompts`; answers by
+likelihood: :mod:`attnverify.empirics.models.local_llm`.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult
-from attnverify.empirics.retrieval_prompts import check_question_sizes, make_questions
+from attnverify.empirics.tasks.retrieval_prompts import check_question_sizes, make_questions
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from attnverify.empirics.local_llm import ChoiceScorer
+    from attnverify.empirics.models.local_llm import ChoiceScorer
 
 log = logging.getLogger("attnverify.musat.prompting")
 
@@ -99,7 +99,7 @@ def _questions_key(params: dict[str, Any], formulation: str, depth: int) -> dict
 def answer_cell(scorer: ChoiceScorer, formulation: str, depth: int, chains: int,
                 n: int, seed: int) -> np.ndarray:
     """Whether the scorer answers each of the cell's ``n`` questions right."""
-    from attnverify.empirics.local_llm import answer_questions
+    from attnverify.empirics.models.local_llm import answer_questions
 
     questions = make_questions(formulation, depth, chains, n, seed)
     chosen = answer_questions(scorer, [q.prompt for q in questions],
@@ -232,7 +232,7 @@ class LlmsSolveByPrompting(Claim):
             return self._not_run("no local model: give verify --llm-dir DIR (a causal LM and "
                                  "its tokenizer as save_pretrained writes them)", theory,
                                  tolerance)
-        from attnverify.empirics.local_llm import (
+        from attnverify.empirics.models.local_llm import (
             INSTALL_HINT,
             LocalCausalLM,
             check_model_directory,

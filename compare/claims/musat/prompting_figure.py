@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 from scipy import stats
 
-from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.report.plotting import PALETTE, new_figure
 
 COLOURS = ("blue", "orange", "green", "purple", "sky", "red")
 

@@ -12,9 +12,9 @@ from scipy import stats
 from attnverify import theory
 from attnverify.compare.claims.musat.protocols import LEARNED, NEAR_CHANCE_ALPHA
 from attnverify.empirics import Adam, RunResult, RunSpec
-from attnverify.empirics.retrieval import RetrievalTask
-from attnverify.empirics.retrieval_metrics import QUERY_ACCURACY, depth_metric
-from attnverify.empirics.retrieval_transformer import RetrievalTransformerConfig
+from attnverify.empirics.models.retrieval_transformer import RetrievalTransformerConfig
+from attnverify.empirics.probes.retrieval_metrics import QUERY_ACCURACY, depth_metric
+from attnverify.empirics.tasks.retrieval import RetrievalTask
 
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
                    "the paper's architecture is unknown")

@@ -56,7 +56,7 @@ from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
-from attnverify.empirics.retrieval_metrics import depth_metric
+from attnverify.empirics.probes.retrieval_metrics import depth_metric
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 
 from attnverify import theory
 from attnverify.compare.claims.snell.common import SUCCESS
-from attnverify.compare.plotting import PALETTE, new_figure, runs_with_band
+from attnverify.compare.report.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
 
 METRIC_LABELS = {

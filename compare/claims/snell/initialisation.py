@@ -17,7 +17,7 @@ from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import mean_ci
 from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
-from attnverify.empirics.attention import entropy_ratio, max_weight_ratio
+from attnverify.empirics.probes.attention import entropy_ratio, max_weight_ratio
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

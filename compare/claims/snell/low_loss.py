@@ -29,8 +29,8 @@ from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import copy_task
 from attnverify.compare.claims.snell.toys import escape_budget, free_toy_spec
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse, check_disjoint
+from attnverify.compare.report.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from attnverify.compare.claims.snell.common import seq2seq_model
 from attnverify.compare.claims.snell.multihead_success import GOOD_ACC, official_success_steps
-from attnverify.compare.plotting import (
+from attnverify.compare.report.plotting import (
     PALETTE,
     new_figure,
     runs_with_band,

@@ -32,8 +32,8 @@ import torch
 from attnverify import theory
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.measurement import Measurement, Tolerance
-from attnverify.compare.plotting import PALETTE, new_figure
 from attnverify.compare.protocol import derivation_protocol
+from attnverify.compare.report.plotting import PALETTE, new_figure
 from attnverify.compare.space import Dimension
 from attnverify.empirics import CopyTask, FreeAttentionToy, RunResult
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from attnverify.compare.plotting import PALETTE, new_figure
+from attnverify.compare.report.plotting import PALETTE, new_figure
 
 
 def agreement_figure(pairs: Sequence[dict[str, Any]]) -> Figure:

@@ -1,0 +1,18 @@
+"""Stored runs as a tidy pandas table: ``attnverify.runs.frame(...)`` (docs/python-api.md).
+
+The analysis face of :mod:`attnverify.compare.runs`, at the top of the import root so that
+``import attnverify.runs`` and ``from attnverify import runs`` both work; every name is that
+package's own (re-exported, never copied)."""
+
+from attnverify.compare.runs import (
+    FIRST_COLUMNS,
+    frame,
+    frame_of,
+    interval_loss,
+    labels_of,
+    long_rows,
+    store_of,
+)
+
+__all__ = ["FIRST_COLUMNS", "frame", "frame_of", "interval_loss", "labels_of", "long_rows",
+           "store_of"]
