@@ -263,6 +263,19 @@ class Claim(ABC):
         and the maximum count. Default: nothing to add (the runs are fixed)."""
         return ""
 
+    def negative_control(self, params: dict[str, Any]) -> Sequence[RunResult] | None:
+        """Constructed results for ``specs(params)`` (same order) on which the claim's
+        statement is false: the contract (:mod:`compare.testing.contract`) checks that
+        ``assess`` does not confirm on them. None (the default): none supplied yet, and the
+        contract's ``negative_control`` item fails."""
+        return None
+
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict] | None:
+        """The verdicts ``assess`` can reach at ``params`` (its maximum seeds), computed or
+        simulated on constructed results; None (the default): not declared, and the
+        contract's ``reachable_verdicts`` item fails."""
+        return None
+
     @abstractmethod
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into

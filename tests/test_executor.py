@@ -43,10 +43,10 @@ def test_in_process_path_and_duplicates(store):
 
 
 def test_progress_bar_advances_by_cost_and_names_the_claim():
-    from attnverify.empirics.execute.executor import _CostBar
+    from attnverify.empirics.execute.executor import CostBar
 
     batch = specs()
-    with _CostBar(batch, {batch[-1].key(): "snell.some_claim"}, "training", disable=False) as bar:
+    with CostBar(batch, {batch[-1].key(): "snell.some_claim"}, "training", disable=False) as bar:
         for spec in batch:
             bar.done(spec)
         assert bar.bar.n == pytest.approx(100.0)

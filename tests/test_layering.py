@@ -123,3 +123,106 @@ def test_the_source_check_passes_allowed_imports(tmp_path):
         "import numpy\nfrom ..prediction import Prediction\nfrom . import other\n"
         "def f():\n    from attnverify.theory import snell\n")
     assert _violations(tmp_path) == []
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(("attnverify", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def _package_modules(root: Path) -> dict[str, Path]:
+    """Every module of the package below ``root`` (tests, examples and docs are not in it)."""
+    return {_module_name(p, root): p for p in sorted(root.rglob("*.py"))
+            if p.relative_to(root).parts[0] not in ("tests", "examples", "docs", "build")
+            and not p.relative_to(root).parts[0].startswith(".")}
+
+
+def _runtime_imports(path: Path, root: Path) -> list[tuple[str, str | None]]:
+    """(module, imported name) of every import statement that runs (lazy ones included), not
+    those under ``if TYPE_CHECKING:``; relative imports resolved as in :func:`_imports`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for statement in node.body for n in ast.walk(statement)}
+    out: list[tuple[str, str | None]] = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = str(node.module)
+            if node.level:
+                base = path.parents[node.level - 1]
+                package = ".".join(("attnverify", *base.relative_to(root).parts))
+                module = f"{package}.{node.module}" if node.module else package
+            out += [(module, alias.name) for alias in node.names]
+    return out
+
+
+def _import_graph(root: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """Module -> the package modules it imports at run time, and every import of another
+    module's private name (``from m import _x``)."""
+    modules = _package_modules(root)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    private = []
+    for name, path in modules.items():
+        for module, imported in _runtime_imports(path, root):
+            whole = f"{module}.{imported}"
+            target = whole if imported and whole in modules else module
+            if target in modules and target != name:
+                graph[name].add(target)
+            if (imported and imported.startswith("_") and not imported.startswith("__")
+                    and module in modules and module != name):
+                private.append(f"{name} imports {whole}")
+    return graph, private
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_circle_of_imports_and_no_private_name_imported():
+    graph, private = _import_graph(ROOT)
+    assert len(graph) > 100  # the package was found
+    assert _circles(graph) == []
+    assert private == []
+
+
+def test_the_circle_check_sees_a_circle_and_a_private_import(tmp_path):
+    (tmp_path / "compare" / "report").mkdir(parents=True)
+    (tmp_path / "compare" / "report" / "a.py").write_text(
+        "from attnverify.compare.report.b import _helper\n")
+    (tmp_path / "compare" / "report" / "b.py").write_text(
+        "def f():\n    from . import a\n")
+    (tmp_path / "compare" / "report" / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import x\n")
+    graph, private = _import_graph(tmp_path)
+    assert _circles(graph) == [["attnverify.compare.report.a", "attnverify.compare.report.b"]]
+    assert private == ["attnverify.compare.report.a imports attnverify.compare.report.b._helper"]
+    assert graph["attnverify.compare.report.c"] == set()  # typing-only imports do not count

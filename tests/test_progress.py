@@ -64,7 +64,7 @@ def test_the_cost_bar_prints_lines_without_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.05)
     monkeypatch.setattr(executor, "is_terminal", lambda stream: False)
     batch = _specs()
-    with executor._CostBar(batch, {}, "training", disable=None) as bar:
+    with executor.CostBar(batch, {}, "training", disable=None) as bar:
         assert bar.lines is not None and bar.bar.disable  # no tqdm bar in a log
         bar.done(batch[0])
         time.sleep(0.2)
@@ -77,10 +77,10 @@ def test_a_terminal_keeps_the_bar_and_quiet_prints_nothing(monkeypatch):
     from attnverify.empirics.execute import executor
 
     monkeypatch.setattr(executor, "is_terminal", lambda stream: True)
-    with executor._CostBar(_specs(), {}, "training", disable=None) as bar:
+    with executor.CostBar(_specs(), {}, "training", disable=None) as bar:
         assert bar.lines is None
     monkeypatch.setattr(executor, "is_terminal", lambda stream: False)
-    with executor._CostBar(_specs(), {}, "training", disable=True) as bar:  # --quiet
+    with executor.CostBar(_specs(), {}, "training", disable=True) as bar:  # --quiet
         assert bar.lines is None
 
 
@@ -104,7 +104,7 @@ def test_lines_count_what_the_runs_in_training_have_checkpointed(tmp_path):
     batch = _specs()
     checkpoints = CheckpointDir(tmp_path)
     checkpoints.save([batch[1].key()], False, step=4, steps=8, elapsed_s=1.0, state={})
-    with executor._CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
+    with executor.CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
         percent, note = bar.checkpointed()
         half_of_one = 50.0 * batch[1].time_estimate() / bar.total_cost
         assert percent == pytest.approx(half_of_one) and percent > 0
@@ -128,7 +128,7 @@ def test_lines_name_a_few_checkpointed_runs_and_count_the_rest(tmp_path):
     checkpoints = CheckpointDir(tmp_path)
     for spec in batch:
         checkpoints.save([spec.key()], False, step=2, steps=8, elapsed_s=1.0, state={})
-    with executor._CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
+    with executor.CostBar(batch, {}, "training", disable=True, checkpoints=checkpoints) as bar:
         percent, note = bar.checkpointed()
     assert percent == pytest.approx(25.0)
     assert note.count("at step 2/8") == executor.CHECKPOINTS_LISTED

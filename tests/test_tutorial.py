@@ -99,3 +99,22 @@ def test_register_requires_a_kind_and_every_built_in_claim_has_one():
         register(cls)
     assert all(isinstance(c.kind, ClaimKind) for c in select())
     assert {c.kind for c in select()} == set(ClaimKind)
+
+
+def test_the_tutorial_claim_runs_through_the_contract(plugin_site, monkeypatch):
+    """The tutorial's claim keeps every item it supplies and fails, by name, those it does not
+    declare (nothing passes by default)."""
+    import importlib
+
+    from attnverify.compare.testing.contract import CHECKS, ContractError
+
+    monkeypatch.syspath_prepend(str(plugin_site))
+    module = importlib.import_module("attnverify_example")
+    claim = module.UntrainedLossIsLogVocabulary()
+    failed = set()
+    for item, check in CHECKS.items():
+        try:
+            check(claim)
+        except ContractError:
+            failed.add(item)
+    assert failed == {"typed_params", "grouped_specs", "negative_control", "reachable_verdicts"}

@@ -24,9 +24,9 @@ import numpy as np
 
 from attnverify.empirics.execute.executor import (
     CodeMismatchError,
+    CostBar,
     Executor,
     ExecutorSetupError,
-    _CostBar,
     one_thread,
     unit_label,
     work_units,
@@ -109,7 +109,7 @@ class DaskExecutor(Executor):
         """The cluster's workers now (at least 1)."""
         return len(self.client.scheduler_info().get("workers", {})) or 1
 
-    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+    def _compute(self, missing: Sequence[RunSpec], bar: CostBar) -> dict[str, RunResult]:
         from distributed import as_completed
 
         units = work_units(missing, self.workers, self.seed_group)

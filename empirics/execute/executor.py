@@ -147,14 +147,14 @@ class Executor(ABC):
         missing = [unique[key] for key, result in found.items() if result is None]
         if missing:
             # disable=None: the bar on a terminal, a line a minute in logs; progress=False: none
-            with _CostBar(missing, labels, desc, disable=None if self.progress else True,
+            with CostBar(missing, labels, desc, disable=None if self.progress else True,
                           checkpoints=self.store.checkpoints) as bar:
                 found.update(self._compute(missing, bar))
             self.computed.update(spec.key() for spec in missing)
         return [found[spec.key()] for spec in specs]  # type: ignore[misc]
 
     @abstractmethod
-    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+    def _compute(self, missing: Sequence[RunSpec], bar: CostBar) -> dict[str, RunResult]:
         """Compute every spec of ``missing`` (in the :func:`work_units` order: longest first,
         so that no long run starts last while the other workers idle), publish each to the
         store, call ``bar.done`` per finished run, and return the results by key."""
@@ -180,7 +180,7 @@ class LocalExecutor(Executor):
         """The worker processes of the last sweep that needed more than one
         (:mod:`empirics.execute.worker_pool`: a dead worker is replaced and its unit retried)."""
 
-    def _compute(self, missing: Sequence[RunSpec], bar: _CostBar) -> dict[str, RunResult]:
+    def _compute(self, missing: Sequence[RunSpec], bar: CostBar) -> dict[str, RunResult]:
         checkpointed = {info.keys for info in
                         self.store.checkpoints.by_run(self.store.has).values()}
         units = work_units(missing, self.workers, self.seed_group, sorted(checkpointed))
@@ -215,7 +215,7 @@ CHECKPOINTS_LISTED = 4
 """How many runs in training a progress line names with their checkpointed step."""
 
 
-class _CostBar:
+class CostBar:
     """A tqdm bar in percent of the batch's estimated cost, with 'k/n runs' and the label of the
     last finished run as its postfix. ``disable=None`` (progress on, the bar where stderr is a
     terminal) prints a plain line about every minute instead where stderr is not a terminal
@@ -265,7 +265,7 @@ class _CostBar:
         if self.lines is not None:
             self.lines.update(self.finished, self.percent)
 
-    def __enter__(self) -> _CostBar:
+    def __enter__(self) -> CostBar:
         return self
 
     def __exit__(self, *exc: object) -> None:

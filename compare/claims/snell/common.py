@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import numpy as np
+
 from attnverify.compare.claim import Verdict
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
@@ -108,3 +110,16 @@ def every_seed_verdict(k: int, n: int, rate: float = 0.9) -> tuple[Verdict, str]
         return Verdict.CONFIRMED, f"{text}: every seed, and the lower bound excludes a minority"
     return Verdict.INCONCLUSIVE, f"{text}: p >= {rate} is not rejected, but not every seed " \
                                  f"holds or the seeds are too few for a lower bound above 0.5"
+
+
+def constructed_copy_result(spec: RunSpec, learns_at: int | None) -> RunResult:
+    """A copying run built by hand, for the rules' tests and the claim contract: every metric
+    of :data:`SUCCESS` (and the KTIW probe) at 0 until the evaluation at step ``learns_at``,
+    at 1 from there on; ``None``: it never learns within its steps."""
+    steps = np.arange(0, spec.steps + 1, spec.eval_every)
+    learned = (steps >= learns_at if learns_at is not None
+               else np.zeros(steps.shape, dtype=bool)).astype(float)
+    metrics = {name: learned.copy() for name in ("acc", "attn_acc", "attn_acc_best_offset",
+                                                 "ktiw_acc")}
+    return RunResult(spec=spec, status="ok", eval_steps=steps, metrics=metrics,
+                     train_loss=np.zeros(1))

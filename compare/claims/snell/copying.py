@@ -19,6 +19,7 @@ from attnverify.compare.claims.snell.common import (
     LENGTH_SPACE,
     PAPER_COPYING,
     SUCCESS,
+    constructed_copy_result,
     copy_spec,
     copy_task,
     every_seed_verdict,
@@ -115,6 +116,25 @@ class PermutationIsHard(Claim):
             tolerance=Tolerance("one-sided log-rank test at 0.025 (protocol)", {"alpha": ALPHA}),
             explanation=explanation, n_seeds=2 * n, details=asdict(cmp),
         )
+
+    def negative_control(self, params: dict[str, Any]) -> list[RunResult]:
+        """Permutations learn exactly as the subset does: every seed of both at mid-budget."""
+        return [constructed_copy_result(spec, spec.steps // 2) for spec in self.specs(params)]
+
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
+        """Simulated at the extremes at ``params``' seeds: no permutation seed learns while
+        every subset seed learns at its first evaluation, and the reverse; with the negative
+        control's verdict between them."""
+        specs, n = self.specs(params), params["seeds"]
+
+        def verdict(permutation_at: int | None, subset_at: int | None) -> Verdict:
+            results = [constructed_copy_result(spec, permutation_at if i < n else subset_at)
+                       for i, spec in enumerate(specs)]
+            return self.assess(params, results).verdict
+
+        first = specs[0].eval_every
+        return frozenset({verdict(None, first), verdict(first, None),
+                          self.assess(params, self.negative_control(params)).verdict})
 
     def figures(self, params: dict[str, Any], results: Sequence[RunResult],
                 assessment: Assessment) -> dict[str, Figure]:

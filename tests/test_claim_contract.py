@@ -1,0 +1,123 @@
+"""Every built-in claim through the claim contract (:mod:`attnverify.compare.testing.contract`),
+one case per (claim, item); the items a claim fails today are strict expected failures with
+their reason, so the list shrinks as claims are mended and cannot go stale. The contract's own
+negative controls: claims built to break an item must fail it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import pytest
+
+from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.claims import BUILTIN
+from attnverify.compare.measurement import Tolerance
+from attnverify.compare.protocol import Protocol
+from attnverify.compare.testing.contract import (
+    CHECKS,
+    ContractError,
+    check_claim,
+    check_negative_control,
+    check_reachable_verdicts,
+    parametrize_with_claim_checks,
+)
+from attnverify.empirics import RunResult
+
+CLAIMS = [cls() for cls in BUILTIN]
+
+CONTROLLED = {"snell.permutation_is_hard"}
+"""The claims that supply a negative control and their reachable verdicts today."""
+SPACE_REFUSED = {"musat.llms_solve_by_prompting":
+                 "the top of its search space (deepest 16, 10 chains) exceeds the depth 10 "
+                 "chains allow at quick and full (at most 8)"}
+
+
+def _expected(claim: Claim) -> dict[str, str]:
+    out = {"typed_params": "its profiles are dicts; no typed Params dataclass yet"}
+    if claim.id not in CONTROLLED:
+        out["negative_control"] = "no constructed results on which it is false yet"
+        out["reachable_verdicts"] = "its reachable verdicts are not declared yet"
+    if any(claim.specs(claim.params(p)) for p in ("smoke", "quick", "full")):
+        out["grouped_specs"] = "specs returns a flat list that assess reads by position"
+    if claim.id in SPACE_REFUSED:
+        out["space"] = SPACE_REFUSED[claim.id]
+    return out
+
+
+EXPECTED = {claim.id: _expected(claim) for claim in CLAIMS}
+
+
+@parametrize_with_claim_checks(CLAIMS, EXPECTED)
+def test_builtin_claims_keep_the_contract(claim, check):
+    check(claim)
+
+
+def test_check_claim_reports_what_is_not_expected():
+    claim = next(c for c in CLAIMS if c.id == "snell.permutation_is_hard")
+    check_claim(claim, EXPECTED[claim.id])
+    with pytest.raises(AssertionError, match="typed_params"):
+        check_claim(claim, {k: v for k, v in EXPECTED[claim.id].items() if k != "typed_params"})
+    with pytest.raises(AssertionError, match="take it off the list"):
+        check_claim(claim, EXPECTED[claim.id] | {"declarations": "listed by mistake"})
+    with pytest.raises(ValueError, match="unknown contract items"):
+        check_claim(claim, {"no_such_item": "x"})
+
+
+PROTOCOL = Protocol(endpoint="a rate", unit="a per-seed indicator", h0="rate <= 0.5",
+                    h1="rate >= 0.9", test="exact binomial", confirm="p < alpha",
+                    refute="p' < beta", alpha=0.025, beta=0.05, readout="final",
+                    frozen="2026-12-02")
+
+
+class RubberStamp(Claim):
+    """A rule that confirms whatever it is given (what the negative control must catch)."""
+
+    id = "contract.rubber_stamp"
+    paper = "contract"
+    statement = "anything"
+    kind = ClaimKind.PAPER
+    code_version = 1
+    protocol = PROTOCOL
+    defaults: ClassVar[dict[str, dict[str, Any]]] = {p: {} for p in ("smoke", "quick", "full")}
+
+    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+        return Assessment(verdict=Verdict.CONFIRMED, theory=None, empirical=None,
+                          statistic="nothing", tolerance=Tolerance("none", {}),
+                          explanation="always")
+
+    def negative_control(self, params: dict[str, Any]) -> list[RunResult]:
+        return []
+
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
+        return frozenset({Verdict.CONFIRMED, Verdict.INCONCLUSIVE})
+
+
+class Silent(RubberStamp):
+    """A claim that declares neither a negative control nor its reachable verdicts."""
+
+    negative_control = Claim.negative_control
+    reachable_verdicts = Claim.reachable_verdicts
+
+
+def test_a_rule_that_confirms_on_false_data_fails_the_negative_control():
+    with pytest.raises(ContractError, match="confirms at smoke on results on which the claim "
+                                            "is false"):
+        check_negative_control(RubberStamp())
+
+
+def test_a_design_that_can_only_confirm_fails_the_reachable_verdicts():
+    with pytest.raises(ContractError, match="can never be refuted"):
+        check_reachable_verdicts(RubberStamp())
+
+
+def test_a_claim_passes_nothing_by_default():
+    for check in (check_negative_control, check_reachable_verdicts):
+        with pytest.raises(ContractError, match=r"declared|no constructed results"):
+            check(Silent())
+
+
+def test_every_item_is_run():
+    assert list(CHECKS) == ["declarations", "profiles", "typed_params", "space",
+                            "deterministic_specs", "unique_run_keys", "grouped_specs",
+                            "negative_control", "reachable_verdicts"]
