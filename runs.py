@@ -4,15 +4,5 @@ The analysis face of :mod:`attnverify.compare.runs`, at the top of the import ro
 ``import attnverify.runs`` and ``from attnverify import runs`` both work; every name is that
 package's own (re-exported, never copied)."""
 
-from attnverify.compare.runs import (
-    FIRST_COLUMNS,
-    frame,
-    frame_of,
-    interval_loss,
-    labels_of,
-    long_rows,
-    store_of,
-)
-
-__all__ = ["FIRST_COLUMNS", "frame", "frame_of", "interval_loss", "labels_of", "long_rows",
-           "store_of"]
+from attnverify.compare.runs import *  # noqa: F403  (the package's public names, as they are)
+from attnverify.compare.runs import __all__ as __all__

@@ -4,7 +4,7 @@ an :class:`~attnverify.compare.claim.Assessment`.
 A :class:`Measurement` is the headline number a claim compares with its theory: the value, its
 confidence interval where it has one, what was measured and where, and any further numbers the
 claim reports beside it (never deciding). A :class:`Tolerance` is why the decision is as strict
-as it is, with its thresholds by name, in order; ``report_cells`` puts those names in words.
+as it is, with its thresholds by name, in order; ``compare.report.cells`` puts those names in words.
 
 In ``report.json`` both are plain objects (docs/report.md): ``to_dict`` writes them and
 ``from_dict`` reads them back, from reports written by this or any earlier version.
@@ -84,8 +84,8 @@ class Tolerance:
     """How strict a claim's decision is and why (``report.json``'s ``tolerance``).
 
     ``why``: the reasoning, in words. ``thresholds``: each threshold of the rule by name, in
-    the order the report shows them (``report_cells.tolerance_items`` puts names and values in
-    words: ``entropy_ratio_min`` -> "minimum entropy ratio", ">= 0.9" -> "at least 0.9").
+    the order the report shows them (``compare.report.cells.tolerance_items`` puts names and values
+    in words: ``entropy_ratio_min`` -> "minimum entropy ratio", ">= 0.9" -> "at least 0.9").
     """
 
     why: str = ""
