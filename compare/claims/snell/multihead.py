@@ -39,6 +39,7 @@ from attnverify.compare.claims.snell.multihead_direct import DirectProtocol
 from attnverify.compare.claims.snell.multihead_section5 import Section5Protocol
 from attnverify.compare.claims.snell.multihead_success import (
     SECTION5,
+    SECTION5_CANDIDATES_FULL,
     acc_success_steps,
     direct_success_text,
     official_success_steps,
@@ -120,8 +121,8 @@ class MultiheadRescuesPermutations(DirectProtocol, Section5Protocol, Claim):
         # them only with --param train=true (compare.quick_budget)
         "quick": {**COPYING["quick"], "L": 40, "seeds": 6, "heads": 8, "protocol": "direct",
                   "calibration_seeds": 6, **SECTION5, "train": False},
-        "full": {**COPYING["full"], "seeds": 20, "heads": 8, "eval_size": 400,
-                 "protocol": "section5", "calibration_seeds": 8, **SECTION5},
+        "full": {**SECTION5_CANDIDATES_FULL, "seeds": 20, "protocol": "section5",
+                 "calibration_seeds": 8, **SECTION5},
     }
     PROTOCOLS = ("direct", "section5")
     space: ClassVar[dict[str, Dimension]] = {

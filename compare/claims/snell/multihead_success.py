@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from attnverify.compare.claims.snell.common import SUCCESS_ACC_ONLY, success_steps
+from attnverify.compare.claims.snell.common import COPYING, SUCCESS_ACC_ONLY, success_steps
 from attnverify.empirics import RunResult
 
 CANDIDATE_SEEDS = 1_000_000
@@ -26,6 +26,16 @@ SECTION5 = {"base_seed": 0, "classify_seeds": 3, "needed": 20, "stage_candidates
 """The §5 protocol at the paper's scale (20 good and 20 bad heads, 30 random heads, 50 combos
 of each kind)."""
 
+
+SECTION5_CANDIDATES_FULL = {
+    **{name: value for name, value in COPYING["full"].items() if name != "seeds"},
+    "heads": 8, "eval_size": 400, "base_seed": 0, "classify_seeds": 3, "needed": 20,
+    "stage_candidates": 16}
+"""The §5 candidate heads at the paper's scale (8-head bundles on base 0, each candidate
+classified by single-head runs with 3 data seeds, drawn 16 at a time until 20 good heads are
+known): the part of the full profile that ``snell.multihead_rescues_permutations`` and
+``snell.one_good_head_rescues`` share, so that the second reads the first's candidate runs
+(the same keys). Each claim's full profile starts from it and adds its own parameters."""
 
 def official_last_evaluation(params: dict[str, Any]) -> int:
     """The official loop's last evaluation: the last multiple of ``eval_every`` before the

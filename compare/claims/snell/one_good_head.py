@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import PAPER_COPYING, seq2seq_model
-from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
 from attnverify.compare.claims.snell.multihead_decision import (
     ALPHA,
     BETA,
@@ -42,6 +41,7 @@ from attnverify.compare.claims.snell.multihead_figures import section5_curves, s
 from attnverify.compare.claims.snell.multihead_section5 import Section5Protocol, multihead_spec
 from attnverify.compare.claims.snell.multihead_success import (
     CANDIDATE_SEEDS,
+    SECTION5_CANDIDATES_FULL,
     official_success_steps,
     section5_success_text,
 )
@@ -138,12 +138,10 @@ class OneGoodHeadRescues(Section5Protocol, Claim):
                   "classify_seeds": 1, "needed": 1, "needed_bad": 4, "stage_candidates": 4,
                   "max_candidates": 12, "draws": 3, "train": True},
         "quick": {"train": False},
-        # full: the candidate runs of snell.multihead_rescues_permutations (same parameters,
-        # same keys), drawn further until 12 bad heads are known
-        "full": {**{k: v for k, v in MultiheadRescuesPermutations.defaults["full"].items()
-                    if k not in ("seeds", "protocol", "calibration_seeds", "random_heads",
-                                 "combos")},
-                 "max_candidates": 400, "needed_bad": 12, "draws": 20, "train": True},
+        # full: the §5 candidate runs it shares with snell.multihead_rescues_permutations,
+        # drawn further until 12 bad heads are known
+        "full": {**SECTION5_CANDIDATES_FULL, "max_candidates": 400, "needed_bad": 12,
+                 "draws": 20, "train": True},
     }
 
     def check_params(self, params: dict[str, Any]) -> None:
