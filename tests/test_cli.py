@@ -350,24 +350,3 @@ def test_predict_reads_a_boolean_in_any_case(capsys, argv, separate_query):
     assert code == 0
     assert json.loads(out)["value"] == theory.musat.min_layers_refined(7, separate_query).value
     assert json.loads(out)["value"] == (4 if separate_query else 3)
-
-
-def test_a_bug_after_the_param_check_is_a_traceback_not_a_user_error(capsys, tmp_path,
-                                                                      monkeypatch):
-    """``--param`` values are validated before anything runs (one line, exit 2); an exception
-    after that (here the claim's assessment failing) is a bug and propagates, whatever
-    ``--param`` was given."""
-    from attnverify.compare.registry import select
-
-    claim = select(claim_id="snell.kappa_closed_form")[0]
-
-    def broken(params, results):
-        raise ValueError("a bug in the assessment")
-
-    monkeypatch.setattr(claim, "assess", broken)
-    argv = ["verify", "--claim", claim.id, "--profile", "smoke", "--cache", str(tmp_path / "c"),
-            "--out", str(tmp_path / "r"), "-q"]
-    with pytest.raises(ValueError, match="a bug in the assessment"):
-        main([*argv, "--param", "n_sequences=100"])
-    code, _, err = run(capsys, *argv, "--param", "n_sequences=0")  # the check, as before
-    assert code == 2 and "--param: n_sequences must be an integer >= 1" in err

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
     from attnverify.compare.api import build_report
 
-    with common.executor(args, store) as executor:
+    with common.executor(args, store) as executor, _param_errors(points):
         cost_guard.confirm_cost(args, claims, store, overrides, points,
                                 workers=executor.workers,
                                 place=executor.place)
@@ -181,7 +181,8 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     store = common.store(args)
     overrides, points = _overrides_and_points(args, claims)
     executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
-    plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
+    with _param_errors(points):
+        plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
     done = {key: info.fraction_done
             for key, info in store.checkpoints.by_run(store.has).items()}
     rates = measured_rates(store)
@@ -201,10 +202,8 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
 
 @contextmanager
 def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
-    """Inside (the validation of a ``--param`` point, before anything runs): a claim
-    rejecting a value (e.g. D = 0) is a user error, in one line. Only the validation is
-    wrapped: once a point is accepted, an exception in training, assessment or the report is
-    a bug and propagates as a traceback."""
+    """Inside: a claim's own computation rejecting a ``--param`` value (e.g. D = 0) is a user
+    error; without ``--param`` such an error is a bug and propagates."""
     try:
         yield
     except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as exc:
