@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attnverify.compare.groups import GroupedResults, Specs, flatten, grouped
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.param_bounds import check_sizes, space_top
 from attnverify.compare.protocol import Protocol, Reason
@@ -219,20 +220,29 @@ class Claim(ABC):
         verify then assesses the claim "not testable here" with this reason, running nothing,
         and the dry run counts nothing for it. A claim with no runs at ``params`` leaves
         nothing out (its own assessment says why it has none)."""
-        if params.get("train", True) or not self.specs(params):
+        if params.get("train", True) or not flatten(self.specs(params)):
             return None
         note = self.not_run_note or "not run at these parameters (train = false)"
         return f"{note} (`--claim {self.id} --param train=true` trains it here)"
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims)."""
+    def specs(self, params: dict[str, Any]) -> Specs:
+        """The training runs this claim reads at ``params`` (none for pure Monte Carlo claims):
+        named groups (``{"subset": [...], ...}``, read back by name: :mod:`compare.groups`) or
+        a flat list (read by position)."""
         return []
+
+    def results_for(self, params: dict[str, Any],
+                    results: Sequence[RunResult]) -> GroupedResults:
+        """``results`` (of ``specs(params)`` in training order, then any follow-ups) as
+        ``assess`` and ``figures`` receive them: readable by group name where ``specs``
+        names its groups."""
+        return grouped(self.specs(params), results)
 
     def trains_at_some_profile(self) -> bool:
         """Whether the first stage trains runs at any of the claim's profiles: the report tells
         a claim that never trains (theory against Monte Carlo, a pretrained model) from one
         that trains nothing at the profile it shows."""
-        return any(self.specs(self.params(profile)) for profile in self.defaults)
+        return any(flatten(self.specs(self.params(profile))) for profile in self.defaults)
 
     def followup(self, params: dict[str, Any],
                  results: Sequence[RunResult]) -> list[RunSpec]:
@@ -245,7 +255,7 @@ class Claim(ABC):
         """``specs`` after ``check_params``: the first stage as verify, its dry run and
         ``--param`` see it (a bad parameter fails here, before anything trains)."""
         self.check_params(params)
-        return self.specs(params)
+        return flatten(self.specs(params))
 
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         """Where a claim in stages stands after ``results`` (logged with each new stage, so a
@@ -277,11 +287,11 @@ class Claim(ABC):
         return None
 
     @abstractmethod
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+    def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         """Turn the results of ``specs(params)`` and of every ``followup`` (same order) into
         an assessment. It draws nothing: ``falsify`` and the rule tests call it alone."""
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+    def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
         """The claim's figures by name, drawn from the same ``results`` and the ``assessment``
         ``assess`` made of them (its ``details`` hold what the figures need of its

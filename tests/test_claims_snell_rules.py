@@ -140,7 +140,10 @@ def test_uniform_attention_claims_rules():
     params = bow.params("quick")
     length, n = params["L"], params["seeds"]
     floor, top = math.lgamma(length + 1) / length, math.log(length)
-    specs = bow.specs(params)
+    specs = bow.checked_specs(params)  # subset, permutation, then the bag-of-words runs
+
+    def assess(claim, runs):  # the results as verify passes them: by group name
+        return claim.assess(params, claim.results_for(params, runs))
 
     def results(subset_loss, perm_loss, subset_ktiw=0.7, perm_ktiw=0.04, bow_loss=None):
         out = []
@@ -157,39 +160,39 @@ def test_uniform_attention_claims_rules():
         return out
 
     mid = (floor + top) / 2
-    assert bow.assess(params, results(mid, mid)).verdict is Verdict.CONFIRMED
-    assert bow.assess(params, results(mid, floor - 0.5)).verdict is Verdict.REFUTED
-    assert bow.assess(params, results(mid, mid, bow_loss=top + 1)).verdict is \
+    assert assess(bow, results(mid, mid)).verdict is Verdict.CONFIRMED
+    assert assess(bow, results(mid, floor - 0.5)).verdict is Verdict.REFUTED
+    assert assess(bow, results(mid, mid, bow_loss=top + 1)).verdict is \
         Verdict.INCONCLUSIVE
     uniform = results(mid, mid)[: 2 * n]
-    assert ktiw.assess(params, uniform).verdict is Verdict.CONFIRMED
-    assert ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n]).verdict is \
+    assert assess(ktiw, uniform).verdict is Verdict.CONFIRMED
+    assert assess(ktiw, results(mid, mid, perm_ktiw=0.6)[: 2 * n]).verdict is \
         Verdict.REFUTED
     # a permutation probe above chance is explained by the same runs' loss: below the
     # no-order floor, the network uses the source order; otherwise the order does not explain
-    a = ktiw.assess(params, results(mid, floor - 0.5, perm_ktiw=0.6)[: 2 * n])
+    a = assess(ktiw, results(mid, floor - 0.5, perm_ktiw=0.6)[: 2 * n])
     assert a.verdict is Verdict.REFUTED and "is below log(L!)/L" in a.explanation
-    a = ktiw.assess(params, results(mid, mid, perm_ktiw=0.6)[: 2 * n])
+    a = assess(ktiw, results(mid, mid, perm_ktiw=0.6)[: 2 * n])
     assert "does not explain the probe" in a.explanation
-    assert "log(L!)/L" not in ktiw.assess(params, uniform).explanation  # at chance: no note
+    assert "log(L!)/L" not in assess(ktiw, uniform).explanation  # at chance: no note
     # diverged runs are failed seeds: no confirmation of the loss band with one among them
     crashed = results(mid, mid)
     crashed[0].status = "diverged"
-    a = bow.assess(params, crashed)
+    a = assess(bow, crashed)
     assert a.verdict is Verdict.INCONCLUSIVE and "failed seeds" in a.explanation
     # a diverged subset seed counts as accuracy 0 for KTIW (half the subset seeds: not learned)
     crashed = results(mid, mid)[: 2 * n]
     for r in crashed[: n // 2 + 1]:
         r.status = "diverged"
-    a = ktiw.assess(params, crashed)
+    a = assess(ktiw, crashed)
     assert a.verdict is not Verdict.CONFIRMED and "counted as failed" in a.explanation
     # every permutation run diverged: a verdict that says so, not a crash
     crashed = results(mid, mid)
     for r in crashed[n: 2 * n]:
         r.status = "diverged"
-    a = bow.assess(params, crashed)
+    a = assess(bow, crashed)
     assert a.verdict is Verdict.INCONCLUSIVE and "every run diverged" in a.explanation
-    a = ktiw.assess(params, crashed[: 2 * n])
+    a = assess(ktiw, crashed[: 2 * n])
     assert a.verdict is Verdict.INCONCLUSIVE and "every run diverged" in a.explanation
 
 

@@ -194,7 +194,7 @@ def test_runs_pack_and_unpack(capsys, tmp_path):
 
 
 def test_figures_trains_on_the_workers_and_device_given(capsys, tmp_path, monkeypatch):
-    import attnverify.paper_figures as paper_figures
+    from attnverify.compare.report import figures
 
     seen = {}
 
@@ -202,7 +202,7 @@ def test_figures_trains_on_the_workers_and_device_given(capsys, tmp_path, monkey
         seen.update(options, profile=profile)
         return []
 
-    monkeypatch.setattr(paper_figures, "regenerate", fake_regenerate)
+    monkeypatch.setattr(figures, "regenerate", fake_regenerate)
     code, out, _ = run(capsys, "figures", "--profile", "smoke", "--workers", "3", "--device",
                        "cpu", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "f"))
     assert code == 0 and "wrote 0 files" in out

@@ -20,6 +20,7 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the claims."""
     from attnverify.compare.claim import PROFILES
+    from attnverify.compare.groups import flatten
     from attnverify.compare.registry import select
     from attnverify.compare.report.text import jsonable
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
             "paper_scale": c.paper_scale or None,
             "overridable": list(c.overridable),
             "space": {name: dim.describe() for name, dim in c.space.items()},
-            "trains": bool(c.specs(c.params("smoke"))),
+            "trains": bool(flatten(c.specs(c.params("smoke")))),
         } for c in claims], indent=2))
         return 0
     for claim in claims:

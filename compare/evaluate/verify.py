@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.groups import GroupedResults, flatten
 from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
 from attnverify.compare.protocol import Reason
@@ -47,7 +48,7 @@ class ClaimOutcome:
     assessment: Assessment
     run_keys: list[str]
     elapsed_s: float
-    results: Sequence[RunResult] | None = field(default=None, repr=False)
+    results: GroupedResults | None = field(default=None, repr=False)
     memo_root: Path | None = field(default=None, repr=False)
     _figures: dict[str, Figure] | None = field(default=None, init=False, repr=False,
                                                compare=False)
@@ -72,11 +73,12 @@ class ClaimOutcome:
 def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[RunSpec],
             results: Sequence[RunResult], memo_root: Path | None) -> ClaimOutcome:
     start = time.perf_counter()
+    results = claim.results_for(params, results)
     assessment = claim.assess(params, results)
     elapsed = time.perf_counter() - start + sum(r.wall_time_s for r in results)
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
                         run_keys=[s.key() for s in specs], elapsed_s=elapsed,
-                        results=tuple(results), memo_root=memo_root)
+                        results=results, memo_root=memo_root)
 
 
 def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
@@ -89,7 +91,7 @@ def untrained(claim: Claim, profile: str, params: dict[str, Any]) -> str | None:
     idle = sum(spec.steps == 0 for spec in specs)
     if not idle:
         return None
-    own = [spec.steps for spec in claim.specs(claim.params(profile))]
+    own = [spec.steps for spec in flatten(claim.specs(claim.params(profile)))]
     if not any(own) or (0 in own and idle < len(specs)):
         return None
     return (f"{idle} of the claim's {len(specs)} runs train no step at these parameters "

@@ -141,7 +141,7 @@ def check_negative_control(claim: Claim) -> None:
             _fail(claim, "negative_control", "no constructed results on which the claim is "
                   "false (Claim.negative_control)")
         assert results is not None
-        verdict = claim.assess(params, results).verdict
+        verdict = claim.assess(params, claim.results_for(params, results)).verdict
         if verdict is Verdict.CONFIRMED:
             _fail(claim, "negative_control", f"its rule confirms at {profile} on results on "
                   f"which the claim is false")

@@ -22,6 +22,7 @@ from attnverify.compare.claims.snell.common import (
     copy_task,
 )
 from attnverify.compare.claims.snell.figures import curves_figure, uniform_loss_figure
+from attnverify.compare.groups import GroupedResults
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
 from attnverify.compare.space import Dimension
@@ -39,11 +40,12 @@ UNIFORM: dict[str, dict[str, Any]] = {
 }
 
 
-def uniform_specs(params: dict[str, Any]) -> list[RunSpec]:
-    """Frozen-uniform seq2seq runs: subset seeds first, then permutation seeds."""
-    return [copy_spec(params, dist, vocab, DECISION_SEEDS + i, attention="uniform")
-            for dist, vocab in (("subset", params["subset_V"]), ("permutation", params["L"]))
-            for i in range(params["seeds"])]
+def uniform_specs(params: dict[str, Any]) -> dict[str, list[RunSpec]]:
+    """Frozen-uniform seq2seq runs by distribution: the subset seeds, then the permutation
+    seeds."""
+    return {dist: [copy_spec(params, dist, vocab, DECISION_SEEDS + i, attention="uniform")
+                   for i in range(params["seeds"])]
+            for dist, vocab in (("subset", params["subset_V"]), ("permutation", params["L"]))}
 
 
 def _final(results: Sequence[RunResult], metric: str) -> np.ndarray:
@@ -147,12 +149,13 @@ class Stage1BowOptimum(Claim):
                 for dist, vocab in (("subset", params["subset_V"]),
                                     ("permutation", params["L"]))]
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return uniform_specs(params) + self.bow_specs(params)
+    def specs(self, params: dict[str, Any]) -> dict[str, list[RunSpec]]:
+        return {**uniform_specs(params), "bag_of_words": self.bow_specs(params)}
 
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+    def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         n, length, vocab = params["seeds"], params["L"], params["subset_V"]
-        subset, perm, bow = results[:n], results[n:2 * n], results[2 * n:]
+        subset, perm, bow = (results["subset"], results["permutation"],
+                             results["bag_of_words"])
         floor = theory.snell.stage1_exclusion_loss(length).value
         ceilings = {"subset": theory.snell.stage1_loss(vocab, length, "subset").value,
                     "permutation": theory.snell.stage1_loss(length, length, "permutation").value}
@@ -224,14 +227,13 @@ class Stage1BowOptimum(Claim):
             details={"distributions": rows, "bag_of_words_model": bow_rows},
         )
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+    def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
         """The runs' loss against the subset's band (its floor and bag-of-words top)."""
-        n = params["seeds"]
         floor, ceiling = next(r["band"] for r in assessment.details["distributions"]
                               if r["distribution"] == "subset")
-        return {"uniform_loss": uniform_loss_figure(results[:n], results[n:2 * n], floor,
-                                                    ceiling, params["L"])}
+        return {"uniform_loss": uniform_loss_figure(results["subset"], results["permutation"],
+                                                    floor, ceiling, params["L"])}
 
 KTIW_UNIFORM_PROTOCOL = Protocol(
     endpoint="final KTIW-probe accuracy (argmax_l beta_{t,l} = t over word steps) with "
@@ -306,7 +308,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
         return (min(self.learned_factor * chance, (1.0 + chance) / 2),
                 self.chance_factor * chance)
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
+    def specs(self, params: dict[str, Any]) -> dict[str, list[RunSpec]]:
         return uniform_specs(params)
 
     @staticmethod
@@ -335,13 +337,14 @@ class KtiwLearnedUnderUniformAttention(Claim):
                 f"pitfall (§9.2) expected the probe to stay at chance even then; at this scale "
                 f"it does not.")
 
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+    def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         n, chance = params["seeds"], 1.0 / (params["L"] + 1)
+        subset_runs, perm_runs = results["subset"], results["permutation"]
         # a diverged subset seed did not learn KTIW: a failed seed (accuracy 0); a diverged
         # permutation seed is left out (a crash is no evidence of staying at chance)
         subset = np.array([0.0 if r.diverged else float(r.metric("ktiw_acc")[-1])
-                           for r in results[:n]])
-        perm, p_lo, p_hi = _final_ci(results[n:], "ktiw_acc")
+                           for r in subset_runs])
+        perm, p_lo, p_hi = _final_ci(perm_runs, "ktiw_acc")
         s_lo, s_hi = mean_ci(subset)
         hi_t, lo_t = self.thresholds(params["L"])
         if s_lo > hi_t and p_hi < lo_t:
@@ -357,10 +360,10 @@ class KtiwLearnedUnderUniformAttention(Claim):
                "none (every run diverged") +
             f"; 'at chance' needs < {lo_t:.3f}); chance 1/S = {chance:.3f}.")
         if p_hi >= lo_t and perm.size:
-            explanation += self._order_note(params, results[n:])
-        if diverged := _diverged(results[:n]):
+            explanation += self._order_note(params, perm_runs)
+        if diverged := _diverged(subset_runs):
             explanation += f" {diverged} diverged subset run(s) counted as failed (accuracy 0)."
-        if diverged := _diverged(results[n:]):
+        if diverged := _diverged(perm_runs):
             explanation += f" {diverged} diverged permutation run(s) left out."
         untestable = verdict is Verdict.INCONCLUSIVE and min(n, perm.size) < 2
         if untestable:
@@ -382,9 +385,9 @@ class KtiwLearnedUnderUniformAttention(Claim):
             details={"subset": subset.tolist(), "permutation": perm.tolist(), "chance": chance},
         )
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+    def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
-        n = params["seeds"]
         return {"ktiw_uniform": curves_figure(
-            {"subset": results[:n], "permutation": results[n:]}, ["ktiw_acc", "acc"],
+            {"subset": results["subset"], "permutation": results["permutation"]},
+            ["ktiw_acc", "acc"],
             "Frozen uniform attention: KTIW probe and token accuracy")}
