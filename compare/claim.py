@@ -9,7 +9,7 @@ measured value with a confidence interval, the statistic, the tolerance and why 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from attnverify.compare.groups import GroupedResults, Specs, flatten, grouped
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.param_bounds import check_sizes, space_top
+from attnverify.compare.params import ProfileParams, as_mapping
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
 from attnverify.empirics import RunResult, RunSpec
@@ -149,8 +150,10 @@ class Claim(ABC):
     bump it when any of these changes). With the package version it keys the claim's memo
     entries (:mod:`~attnverify.compare.memo`) and marks saved falsify results of other code as
     stale; training runs carry their own versions (their keys)."""
-    defaults: ClassVar[dict[str, dict[str, Any]]]
-    """Parameters per profile (``smoke``, ``quick``, ``full``)."""
+    defaults: ClassVar[Mapping[str, ProfileParams]]
+    """Parameters per profile (``smoke``, ``quick``, ``full``): a typed
+    :class:`~attnverify.compare.params.Params` each (or a dict); read as a mapping
+    (:meth:`params`)."""
     overridable: ClassVar[tuple[str, ...]] = ()
     """Parameters a user may set for every profile (e.g. ``corpus`` from ``verify --corpus``)."""
     paper_scale: ClassVar[str] = ""
@@ -171,7 +174,7 @@ class Claim(ABC):
 
     def params(self, profile: str) -> dict[str, Any]:
         check_profile(profile)
-        return dict(self.defaults[profile])
+        return as_mapping(self.defaults[profile])
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise ValueError naming the first parameter a claim cannot be evaluated at, before
@@ -195,7 +198,7 @@ class Claim(ABC):
     def size_references(self) -> dict[str, dict[str, Any]]:
         """What the bounds of the claim's sizes are relative to (:mod:`compare.param_bounds`):
         its profiles and the top of its search space, by name and as the parameters it sets."""
-        references = {profile: dict(params) for profile, params in self.defaults.items()}
+        references = {profile: as_mapping(params) for profile, params in self.defaults.items()}
         if self.space:
             top = space_top(self.space)
             references["space"] = top

@@ -91,25 +91,25 @@ def test_opposite_tests_give_conflicting_evidence():
 def test_permutation_is_hard_reads_both_groups():
     claim = PermutationIsHard()
     params = {**claim.params("smoke"), "seeds": 6}
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     fail = {"acc": [0.1, 0.5], "attn_acc": [0.1, 0.2], "attn_acc_best_offset": [0.1, 0.2],
             "ktiw_acc": [0.1, 0.1]}
     learn = {"acc": [0.1, 0.99], "attn_acc": [0.1, 0.95], "attn_acc_best_offset": [0.1, 0.95],
              "ktiw_acc": [0.1, 1.0]}
     results = [fake(s, **(fail if s.task.distribution == "permutation" else learn))
                for s in specs]
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.CONFIRMED
     # the headline summarises the deciding endpoint: never-learned permutations sit at the
     # budget, the subset runs at their first successful evaluation
     assert a.empirical.value == pytest.approx(params["steps"] - results[-1].eval_steps[-1])
     swapped = [fake(s, **(learn if s.task.distribution == "permutation" else fail))
                for s in specs]
-    assert claim.assess(params, swapped).verdict is Verdict.REFUTED
+    assert claim.assess(params, claim.results_for(params, swapped)).verdict is Verdict.REFUTED
     assert all(s.seed >= 100 for s in specs)  # the fresh decision block
     # everything learns at the same step: no difference either way, and the report says so
     same = [fake(s, **learn) for s in specs]
-    a = claim.assess(params, same)
+    a = claim.assess(params, claim.results_for(params, same))
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.BUDGET_REACHED
     assert "decides neither way" in a.explanation
 
@@ -117,7 +117,7 @@ def test_permutation_is_hard_reads_both_groups():
 def test_ktiw_precedes_attention_rule():
     claim = KtiwPrecedesAttention()
     params = claim.params("quick")
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     before = {"ktiw_acc": [0.0, 0.6, 0.9, 1.0, 1.0, 1.0], "attn_acc": [0, 0.1, 0.3, 0.8, 1, 1]}
     # attention at step 10, KTIW only at step 50: later (no slack beyond a tie)
     after = {"ktiw_acc": [0.0, 0.0, 0.0, 0.0, 0.0, 0.6], "attn_acc": [0, 0.6, 0.9, 1, 1, 1]}

@@ -24,7 +24,7 @@ def stored(tmp_path):
     store = RunStore(tmp_path / "cache")
     claim = select(claim_id="snell.permutation_is_hard")[0]
     results = []
-    for index, spec in enumerate(claim.specs(claim.params("smoke"))[:2]):
+    for index, spec in enumerate(claim.checked_specs(claim.params("smoke"))[:2]):
         steps = np.array(spec.eval_steps())
         loss = np.arange(spec.steps) + 0.5 + index
         result = RunResult(spec=spec, status="ok", eval_steps=steps,

@@ -21,6 +21,7 @@ from attnverify.compare.claim import Assessment, Claim, Verdict
 from attnverify.compare.groups import GroupedResults, flatten
 from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
+from attnverify.compare.params import Params, coerce_field
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import Executor, RunResult, RunSpec
 
@@ -151,7 +152,12 @@ def checked_point(claim: Claim, profile: str, values: dict[str, Any],
     if unknown:
         raise ValueError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
                          f"{', '.join(defaults)}")
-    point = {name: as_default_type(value, defaults[name]) for name, value in values.items()}
+    declared = claim.defaults[profile]
+    if isinstance(declared, Params):  # typed: each value coerced and checked by its field
+        point = {name: coerce_field(type(declared), name, value, claim.id)
+                 for name, value in values.items()}
+    else:
+        point = {name: as_default_type(value, defaults[name]) for name, value in values.items()}
     claim.checked_specs(plan_params(claim, profile, overrides, point))
     return point
 

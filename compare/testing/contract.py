@@ -36,7 +36,6 @@ supplying the evidence, never by default.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ import pytest
 
 from attnverify.compare.claim import PROFILES, Claim, ClaimKind, Verdict
 from attnverify.compare.param_bounds import space_top
+from attnverify.compare.params import is_typed
 from attnverify.compare.protocol import Protocol
 from attnverify.empirics.versions import require_code_version
 
@@ -90,8 +90,7 @@ def check_profiles(claim: Claim) -> None:
 def check_typed_params(claim: Claim) -> None:
     for profile in PROFILES:
         params = claim.defaults[profile]
-        if not (dataclasses.is_dataclass(params)
-                and type(params).__dataclass_params__.frozen):  # type: ignore[attr-defined]
+        if not is_typed(params):
             _fail(claim, "typed_params", f"its {profile} parameters are a "
                   f"{type(params).__name__}, not a frozen dataclass")
 

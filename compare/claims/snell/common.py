@@ -5,28 +5,52 @@ reading the same runs share them through the cache), the success criterion, and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
 from attnverify.compare.claim import Verdict
+from attnverify.compare.params import Params
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
 PAPER_COPYING = "H = 256, V = L = 40 and 40 of 60, batch 128, Adam 1e-3, 200 steps, 20 seeds"
 
-COPYING: dict[str, dict[str, Any]] = {
+@dataclass(frozen=True)
+class CopyingParams(Params):
+    """The copying runs of Snell's claims: a seq2seq model of ``hidden`` units on length-``L``
+    sequences, permutations (V = L) against subsets (L of ``subset_V``), trained ``steps``
+    steps at ``batch_size``, evaluated every ``eval_every`` steps on ``eval_size`` examples,
+    ``seeds`` seeds per distribution."""
+
+    hidden: int
+    L: int
+    subset_V: int
+    batch_size: int
+    steps: int
+    eval_every: int
+    eval_size: int
+    seeds: int
+
+
+COPYING_PARAMS = {
     # smoke: wiring only; quick: L = 20 and H = 64, the smallest scale at which permutations
     # cannot be solved by a non-aligned shortcut (an EOS or diffuse-band solution, seen at
     # L = 10); full: the paper's configuration
-    "smoke": {"hidden": 48, "L": 16, "subset_V": 24, "batch_size": 64, "steps": 400,
-              "eval_every": 25, "eval_size": 64, "seeds": 3},
-    "quick": {"hidden": 64, "L": 20, "subset_V": 30, "batch_size": 64, "steps": 500,
-              "eval_every": 25, "eval_size": 100, "seeds": 12},
-    "full": {"hidden": 256, "L": 40, "subset_V": 60, "batch_size": 128, "steps": 200,
-             "eval_every": 10, "eval_size": 50, "seeds": 20},
+    "smoke": CopyingParams(hidden=48, L=16, subset_V=24, batch_size=64, steps=400,
+                           eval_every=25, eval_size=64, seeds=3),
+    "quick": CopyingParams(hidden=64, L=20, subset_V=30, batch_size=64, steps=500,
+                           eval_every=25, eval_size=100, seeds=12),
+    "full": CopyingParams(hidden=256, L=40, subset_V=60, batch_size=128, steps=200,
+                          eval_every=10, eval_size=50, seeds=20),
 }
+"""The copying profiles (the paper's configuration at full: PAPER_COPYING)."""
+COPYING: dict[str, dict[str, Any]] = {profile: params.as_dict()
+                                      for profile, params in COPYING_PARAMS.items()}
+"""The same profiles as mappings, for the claims that extend them with parameters of their
+own."""
 
 DECISION_SEEDS = 100
 """The first seed of the fresh decision blocks of the Snell claims whose protocols were frozen

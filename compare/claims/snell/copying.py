@@ -14,11 +14,12 @@ import numpy as np
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
-    COPYING,
+    COPYING_PARAMS,
     DECISION_SEEDS,
     LENGTH_SPACE,
     PAPER_COPYING,
     SUCCESS,
+    CopyingParams,
     constructed_copy_result,
     copy_spec,
     copy_task,
@@ -32,6 +33,7 @@ from attnverify.compare.claims.snell.copying_protocols import (
 )
 from attnverify.compare.claims.snell.figures import curves_figure, ktiw_vs_attention_figure
 from attnverify.compare.decision import count_test, decide, time_test
+from attnverify.compare.groups import GroupedResults
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.space import Dimension
@@ -77,17 +79,15 @@ class PermutationIsHard(Claim):
     statement = ("Permutation copying (uninformative co-occurrence) is learned less often or "
                  "more slowly than subset copying (40 of 60 in the paper).")
     paper_scale = PAPER_COPYING
-    defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
+    defaults: ClassVar[dict[str, CopyingParams]] = COPYING_PARAMS
     space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
-        return ([copy_spec(params, "permutation", params["L"], s) for s in seeds]
-                + [copy_spec(params, "subset", params["subset_V"], s) for s in seeds])
+    def specs(self, params: dict[str, Any]) -> dict[str, list[RunSpec]]:
+        return normal_copying_specs(params)
 
-    def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
+    def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         n = params["seeds"]
-        perm, subset = list(results[:n]), list(results[n:])
+        perm, subset = results["permutation"], results["subset"]
         cmp = compare_groups(success_steps(perm), success_steps(subset), params["steps"])
         decision = decide(time_test(cmp, "permutations"), ALPHA,
                           secondary=[count_test(cmp, "permutations")],
@@ -119,30 +119,40 @@ class PermutationIsHard(Claim):
 
     def negative_control(self, params: dict[str, Any]) -> list[RunResult]:
         """Permutations learn exactly as the subset does: every seed of both at mid-budget."""
-        return [constructed_copy_result(spec, spec.steps // 2) for spec in self.specs(params)]
+        return [constructed_copy_result(spec, spec.steps // 2)
+                for spec in self.checked_specs(params)]
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
         """Simulated at the extremes at ``params``' seeds: no permutation seed learns while
         every subset seed learns at its first evaluation, and the reverse; with the negative
         control's verdict between them."""
-        specs, n = self.specs(params), params["seeds"]
+        specs = self.specs(params)
 
         def verdict(permutation_at: int | None, subset_at: int | None) -> Verdict:
-            results = [constructed_copy_result(spec, permutation_at if i < n else subset_at)
-                       for i, spec in enumerate(specs)]
-            return self.assess(params, results).verdict
+            results = [constructed_copy_result(spec, at) for group, at in
+                       (("permutation", permutation_at), ("subset", subset_at))
+                       for spec in specs[group]]
+            return self.assess(params, self.results_for(params, results)).verdict
 
-        first = specs[0].eval_every
+        first = specs["subset"][0].eval_every
+        control = self.results_for(params, self.negative_control(params))
         return frozenset({verdict(None, first), verdict(first, None),
-                          self.assess(params, self.negative_control(params)).verdict})
+                          self.assess(params, control).verdict})
 
-    def figures(self, params: dict[str, Any], results: Sequence[RunResult],
+    def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
-        n = params["seeds"]
         return {"copying_curves": curves_figure(
-            {f"permutations V=L={params['L']}": results[:n],
-             f"subset {params['L']} of {params['subset_V']}": results[n:]},
+            {f"permutations V=L={params['L']}": results["permutation"],
+             f"subset {params['L']} of {params['subset_V']}": results["subset"]},
             ["acc", "attn_acc", "ktiw_acc"], "Copying: permutations vs subset")}
+
+
+def normal_copying_specs(params: dict[str, Any]) -> dict[str, list[RunSpec]]:
+    """Normally trained copying runs on the fresh decision seeds: permutations (V = L), then
+    the subset (L of ``subset_V``), ``params["seeds"]`` each."""
+    seeds = range(DECISION_SEEDS, DECISION_SEEDS + params["seeds"])
+    return {"permutation": [copy_spec(params, "permutation", params["L"], s) for s in seeds],
+            "subset": [copy_spec(params, "subset", params["subset_V"], s) for s in seeds]}
 
 
 def _median_text(steps: float | None) -> str:
@@ -174,11 +184,12 @@ class KtiwPrecedesAttention(Claim):
                  "accuracy crosses 0.5 no later than attention accuracy, seed by seed.")
     paper_scale = PAPER_COPYING
     space: ClassVar[dict[str, Dimension]] = LENGTH_SPACE
-    defaults: ClassVar[dict[str, dict[str, Any]]] = COPYING
+    defaults: ClassVar[dict[str, CopyingParams]] = COPYING_PARAMS
     threshold = 0.5
 
-    def specs(self, params: dict[str, Any]) -> list[RunSpec]:
-        return PermutationIsHard().specs(params)
+    def specs(self, params: dict[str, Any]) -> dict[str, list[RunSpec]]:
+        """The runs of ``snell.permutation_is_hard`` (the same keys: trained once)."""
+        return normal_copying_specs(params)
 
     def assess(self, params: dict[str, Any], results: Sequence[RunResult]) -> Assessment:
         rows: list[dict[str, Any]] = []
