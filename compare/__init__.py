@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attnverify.compare.claim import PROFILES, Assessment, Claim, Verdict
-    from attnverify.compare.evaluate.verify import ClaimOutcome, evaluate, evaluate_all
+    from attnverify.compare.evaluation.verify import ClaimOutcome, evaluate, evaluate_all
     from attnverify.compare.measurement import Measurement, Tolerance
     from attnverify.compare.registry import CLAIMS, register, select
 
@@ -19,8 +19,8 @@ _EXPORTS = {
     "PROFILES": "claim", "Assessment": "claim", "Claim": "claim", "Verdict": "claim",
     "Measurement": "measurement", "Tolerance": "measurement",
     "CLAIMS": "registry", "register": "registry", "select": "registry",
-    "ClaimOutcome": "evaluate.verify", "evaluate": "evaluate.verify",
-    "evaluate_all": "evaluate.verify",
+    "ClaimOutcome": "evaluation.verify", "evaluate": "evaluation.verify",
+    "evaluate_all": "evaluation.verify",
 }
 
 __all__ = ["CLAIMS", "PROFILES", "Assessment", "Claim", "ClaimOutcome", "Measurement",

@@ -1,14 +1,14 @@
 """The Python API of a verification: ``attnverify.verify(...)`` (docs/python-api.md).
 
 The same verification as ``attnverify verify`` (docs/cli.md): the claims'
-runs through the run store (:func:`compare.evaluate.verify.evaluate_all`), the saved falsification
+runs through the run store (:func:`compare.evaluation.verify.evaluate_all`), the saved falsification
 searches and the verdicts at ``full`` from stored runs beside them (:func:`build_report`), as a
 :class:`~compare.report.view.VerifyReport` instead of a directory and a printed table.
 
 Library calls are safe in a plain script: by default (``workers=1``) every run trains in this
 process. More workers are processes started with ``spawn``, which run the calling script again
 from the top; outside ``if __name__ == "__main__":`` that is refused before anything starts,
-with what to do (:mod:`compare.evaluate.script_guard`). Errors are Python exceptions: ValueError
+with what to do (:mod:`compare.evaluation.script_guard`). Errors are Python exceptions: ValueError
 naming the accepted values for an unknown claim, paper, profile or parameter.
 """
 
@@ -20,7 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Claim, check_profile
-from attnverify.compare.evaluate.script_guard import guard_message, reimported_main, unguarded_call
+from attnverify.compare.evaluation.script_guard import (
+    guard_message,
+    reimported_main,
+    unguarded_call,
+)
 from attnverify.compare.report.view import VerifyReport
 
 if TYPE_CHECKING:
@@ -44,8 +48,8 @@ def claim_points(claims: Sequence[Claim], profile: str,
                  params: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
     """``params`` as the points the claims are evaluated at: a mapping of claim id to
     parameters, or, with one claim selected, that claim's parameters; each checked by
-    :func:`compare.evaluate.verify.checked_point` before anything trains."""
-    from attnverify.compare.evaluate.verify import checked_point
+    :func:`compare.evaluation.verify.checked_point` before anything trains."""
+    from attnverify.compare.evaluation.verify import checked_point
 
     if not params:
         return {}
@@ -68,9 +72,9 @@ def build_report(claims: Sequence[Claim], profile: str, executor: Executor,
     their report: the outcomes, the saved falsification searches of these claims and, below
     ``full``, each claim's verdict at full where its full runs are all stored (not for a claim
     evaluated at a point of its own)."""
-    from attnverify.compare.evaluate.cross_profile import stored_outcomes
-    from attnverify.compare.evaluate.falsify import load_saved
-    from attnverify.compare.evaluate.verify import evaluate_all
+    from attnverify.compare.evaluation.cross_profile import stored_outcomes
+    from attnverify.compare.evaluation.falsify import load_saved
+    from attnverify.compare.evaluation.verify import evaluate_all
     from attnverify.compare.report.document import Report
     from attnverify.empirics.versions import machine, versions
 
@@ -86,7 +90,7 @@ def build_report(claims: Sequence[Claim], profile: str, executor: Executor,
 def check_workers(workers: int | None) -> None:
     """``workers`` is None (every core) or an integer >= 1, and more than one is refused from
     a script's top-level code outside its ``__main__`` guard
-    (:mod:`compare.evaluate.script_guard`)."""
+    (:mod:`compare.evaluation.script_guard`)."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers must be an integer >= 1 (or None: every core); got "

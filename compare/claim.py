@@ -299,5 +299,6 @@ class Claim(ABC):
         """The claim's figures by name, drawn from the same ``results`` and the ``assessment``
         ``assess`` made of them (its ``details`` hold what the figures need of its
         statistics); called only where figures are shown: the report, ``attnverify figures``
-        and the Python API (:meth:`compare.evaluate.verify.ClaimOutcome.figures`). Default: none."""
+        and the Python API (:meth:`compare.evaluation.verify.ClaimOutcome.figures`). Default:
+        none."""
         return {}

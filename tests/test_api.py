@@ -20,7 +20,7 @@ import pytest
 import attnverify
 from attnverify import runs
 from attnverify.compare.claim import ClaimKind, Verdict
-from attnverify.compare.evaluate.script_guard import CallSite, guarded
+from attnverify.compare.evaluation.script_guard import CallSite, guarded
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report.view import VerifyReport
 
@@ -203,7 +203,7 @@ def test_bad_input_is_a_value_error_before_anything_runs(tmp_path, kwargs, messa
 
 SCRIPT = """\
 import attnverify
-from attnverify.compare.evaluate.script_guard import unguarded_call
+from attnverify.compare.evaluation.script_guard import unguarded_call
 
 top = unguarded_call()
 
@@ -229,7 +229,7 @@ def test_the_call_site_of_a_script_is_found_and_its_guard_read(tmp_path):
     assert guarded('if "__main__" == __name__:\n    x = 1\n', 2)
     assert not guarded('if __name__ == "__main__":\n    pass\nelse:\n    x = 1\n', 4)
     # no file to import again (python -c, a notebook): always safe
-    code = ("from attnverify.compare.evaluate.script_guard import unguarded_call; "
+    code = ("from attnverify.compare.evaluation.script_guard import unguarded_call; "
             "print(unguarded_call())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=tmp_path)

@@ -374,7 +374,7 @@ def test_not_testable_is_decided_by_the_claims_own_runs():
     steps = 0 (also when only some runs lose their training); a claim about initialisation,
     whose runs train no step by design, and every profile default are assessed as usual."""
     from attnverify.compare.claim import PROFILES
-    from attnverify.compare.evaluate.verify import untrained
+    from attnverify.compare.evaluation.verify import untrained
     from attnverify.compare.protocol import Reason
     from attnverify.compare.registry import select
 

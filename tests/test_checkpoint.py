@@ -244,7 +244,7 @@ def test_the_executor_resumes_from_the_store_checkpoints(tmp_path):
 
 
 def test_dry_run_counts_only_the_steps_left(tmp_path):
-    from attnverify.compare.evaluate.plan import ClaimPlan, plan_table
+    from attnverify.compare.evaluation.plan import ClaimPlan, plan_table
 
     specs = [copying(0), copying(1)]
     rates = {"snell_seq2seq": {specs[0].cost_estimate(): 1.0}}
@@ -258,7 +258,7 @@ def test_dry_run_counts_only_the_steps_left(tmp_path):
 
 
 def duration(seconds: float) -> str:
-    from attnverify.compare.evaluate.plan import duration as text
+    from attnverify.compare.evaluation.plan import duration as text
 
     return text(seconds)
 

@@ -331,7 +331,7 @@ def test_param_reads_predicts_grammar_then_takes_the_defaults_shape(name, text, 
     float only where the claim's default is one."""
     from attnverify.compare.cli.values import parse_options
     from attnverify.compare.cli.verify import claim_point
-    from attnverify.compare.evaluate.verify import as_default_type
+    from attnverify.compare.evaluation.verify import as_default_type
 
     point = claim_point([_StubClaim()], "smoke", [f"{name}={text}"], {})[_StubClaim.id]
     assert point == {name: value} and type(point[name]) is type(value)

@@ -1,4 +1,4 @@
-"""A claim's verdict at another profile from stored runs only (compare/evaluate/cross_profile.py),
+"""A claim's verdict at another profile from stored runs only (compare/evaluation/cross_profile.py),
 and how the report shows it beside the verdict."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from attnverify.compare import evaluate, select
-from attnverify.compare.evaluate.cross_profile import StoredRunsOnly, stored_outcomes
+from attnverify.compare.evaluation.cross_profile import StoredRunsOnly, stored_outcomes
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report.document import Report
 from attnverify.empirics import LocalExecutor, RunStore

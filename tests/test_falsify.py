@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.evaluate.falsify import falsify, load_saved, result_path, save
+from attnverify.compare.evaluation.falsify import falsify, load_saved, result_path, save
+from attnverify.compare.groups import flatten
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.space import Dimension, space_strategy
 from attnverify.empirics import LocalExecutor, RunResult
@@ -146,7 +147,7 @@ def test_every_point_of_a_space_builds_valid_runs(claim):
     def check(point, profile):
         params = claim.params(profile) | claim.point_params(point)
         assert set(claim.point_params(point)) <= set(params)
-        for spec in claim.specs(params):
+        for spec in flatten(claim.specs(params)):
             assert spec.key()
 
     check()

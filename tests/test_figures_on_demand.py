@@ -10,8 +10,8 @@ import json
 import pytest
 from matplotlib.figure import Figure
 
-from attnverify.compare.evaluate.falsify import falsify
-from attnverify.compare.evaluate.verify import evaluate_all
+from attnverify.compare.evaluation.falsify import falsify
+from attnverify.compare.evaluation.verify import evaluate_all
 from attnverify.compare.registry import select
 from attnverify.compare.report.document import Report
 from attnverify.empirics import LocalExecutor, RunStore

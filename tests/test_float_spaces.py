@@ -13,7 +13,7 @@ import pytest
 from hypothesis import find, given, settings
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.evaluate.falsify import VERDICT_SCORE, falsify, margins
+from attnverify.compare.evaluation.falsify import VERDICT_SCORE, falsify, margins
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.space import Dimension
 from attnverify.empirics import LocalExecutor, RunResult
@@ -106,7 +106,7 @@ def test_falsify_hands_every_points_margins_to_hypothesis_target(store, monkeypa
         protocol = SimpleNamespace(alpha=0.025)  # the one field of a protocol the search reads
 
     seen: list[tuple[str, float]] = []
-    monkeypatch.setattr("attnverify.compare.evaluate.falsify.target",
+    monkeypatch.setattr("attnverify.compare.evaluation.falsify.target",
                         lambda value, label: seen.append((label, value)))
     executor = LocalExecutor(store, workers=1, progress=False)
     result = falsify(WithAlpha(), "smoke", executor, budget=30, seed=0)

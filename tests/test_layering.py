@@ -226,3 +226,21 @@ def test_the_circle_check_sees_a_circle_and_a_private_import(tmp_path):
     assert _circles(graph) == [["attnverify.compare.report.a", "attnverify.compare.report.b"]]
     assert private == ["attnverify.compare.report.a imports attnverify.compare.report.b._helper"]
     assert graph["attnverify.compare.report.c"] == set()  # typing-only imports do not count
+
+
+def test_no_subpackage_shadows_a_public_name():
+    """``attnverify.compare.evaluate`` is a function: a sub-package of that name would replace
+    it as soon as the sub-package is imported. Every public name of each package is what its
+    ``__all__`` promises, with every sub-package loaded."""
+    import importlib
+    import pkgutil
+    import types
+
+    for package in ("attnverify.compare", "attnverify.empirics", "attnverify.compare.testing"):
+        module = importlib.import_module(package)
+        for info in pkgutil.iter_modules(module.__path__, f"{package}."):
+            if info.ispkg:
+                importlib.import_module(info.name)
+        shadowed = [name for name in module.__all__
+                    if isinstance(getattr(module, name), types.ModuleType)]
+        assert shadowed == [], f"{package}: {shadowed} are sub-modules, not the public names"

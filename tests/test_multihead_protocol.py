@@ -270,7 +270,7 @@ def test_a_list_left_short_at_max_candidates_is_explained_by_the_rate_of_its_lab
 def test_verify_logs_each_stage_with_where_the_protocol_stands(store, caplog):
     """A §5 run lasts hours: each new stage is logged with the candidates drawn and the heads
     kept so far (the stages of the scripted table above)."""
-    from attnverify.compare.evaluate.verify import _run_stages
+    from attnverify.compare.evaluation.verify import _run_stages
     from attnverify.empirics.execute.executor import Executor
 
     class Scripted(Executor):
@@ -312,7 +312,7 @@ def test_the_dry_run_replays_the_stages_the_store_decides(store):
     """``verify --dry-run`` of a claim in stages: the stages whose runs are all stored are
     replayed (their results decide the next), the first incomplete one is what is left to
     train; once every stage is stored, nothing is."""
-    from attnverify.compare.evaluate.plan import plan
+    from attnverify.compare.evaluation.plan import plan
 
     claim = MultiheadRescuesPermutations()
     stages, results, combos = drive(claim, SCRIPTED, SCRIPT)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pytest
 
 from attnverify.compare.claims.snell.common import COPYING, COPYING_PARAMS
-from attnverify.compare.evaluate.verify import checked_point
+from attnverify.compare.evaluation.verify import checked_point
 from attnverify.compare.params import Params, as_mapping, coerce_field, is_typed
 from attnverify.compare.registry import select
 

@@ -1,4 +1,4 @@
-"""The dry-run estimate (compare.evaluate.plan): the measured rate of the nearest stored cost,
+"""The dry-run estimate (compare.evaluation.plan): the measured rate of the nearest stored cost,
 flagged when it is extrapolated, and no estimate without a measurement."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from attnverify.compare.evaluate.plan import EXTRAPOLATION, Estimate, duration, estimate
+from attnverify.compare.evaluation.plan import EXTRAPOLATION, Estimate, duration, estimate
 
 
 def spec(kind: str, cost: float, seconds_per_cost: float | None = None,
@@ -43,7 +43,7 @@ def test_durations_read_naturally():
 def test_runs_with_a_stop_rule_are_counted_whole_and_the_table_says_so():
     """A run that ends once it has learned is timed as if it trained every step, and the
     dry run says that its time is an upper bound; without such runs it says nothing."""
-    from attnverify.compare.evaluate.plan import ClaimPlan, plan_table
+    from attnverify.compare.evaluation.plan import ClaimPlan, plan_table
 
     whole, stopping = spec("seq", 2e6), spec("seq", 2e6, stop_when=("acc", 0.95))
     est = estimate([whole, stopping], RATES)
@@ -60,7 +60,7 @@ def test_runs_that_may_stop_early_are_not_measured(store):
 
     import numpy as np
 
-    from attnverify.compare.evaluate.plan import measured_rates
+    from attnverify.compare.evaluation.plan import measured_rates
     from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
     whole = RunSpec(task=CopyTask("subset", 8, 4), model=Seq2SeqConfig(hidden=8), steps=10)
@@ -83,7 +83,7 @@ def test_a_family_with_no_stored_run_is_timed_from_its_reference_speed():
 def test_every_built_in_model_family_has_a_reference_speed():
     """So that verify's cost guard can time a cold cache (compare.cli.cost_guard), and the
     executor order runs of different families by time."""
-    from attnverify.compare.evaluate.verify import plan_params
+    from attnverify.compare.evaluation.verify import plan_params
     from attnverify.compare.registry import select
 
     untimed = {s.model.kind for claim in select() for profile in ("smoke", "quick", "full")
@@ -97,7 +97,7 @@ def test_time_estimates_compare_runs_of_different_families():
     report, 2026-11-26); their costs in family units say the opposite by orders of magnitude,
     which ordered the retrieval runs last and put the progress bar at 99% with a quarter of
     the time left."""
-    from attnverify.compare.evaluate.verify import plan_params
+    from attnverify.compare.evaluation.verify import plan_params
     from attnverify.compare.registry import select
 
     def first(claim_id: str):
@@ -116,7 +116,7 @@ def test_first_stages_count_the_distinct_runs_and_those_not_stored(store):
     import numpy as np
 
     from attnverify.compare import select
-    from attnverify.compare.evaluate.plan import FirstStages, first_stages, other_profile_line
+    from attnverify.compare.evaluation.plan import FirstStages, first_stages, other_profile_line
     from attnverify.empirics import RunResult
 
     shared = select(claim_id="snell.ktiw_precedes_attention") + select(

@@ -10,10 +10,10 @@ import pytest
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.evaluate.cross_profile import StoredRunsOnly
-from attnverify.compare.evaluate.falsify import falsify
-from attnverify.compare.evaluate.plan import estimate, plan
-from attnverify.compare.evaluate.verify import evaluate
+from attnverify.compare.evaluation.cross_profile import StoredRunsOnly
+from attnverify.compare.evaluation.falsify import falsify
+from attnverify.compare.evaluation.plan import estimate, plan
+from attnverify.compare.evaluation.verify import evaluate
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.quick_budget import FIRST_STAGE_LIMIT_MIN

@@ -13,7 +13,7 @@ import pytest
 
 from attnverify.compare import select
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.evaluate.verify import ClaimOutcome
+from attnverify.compare.evaluation.verify import ClaimOutcome
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Reason
 from attnverify.compare.report.cells import tolerance_label, tolerance_text, tolerance_value

@@ -190,7 +190,7 @@ def test_the_executor_places_every_planned_run_on_its_device(store, monkeypatch)
     """``--device``: the claims' runs, first stage and followups, reach the executor on its
     device (their keys change with it: a GPU run is a different run)."""
     from attnverify.compare.claim import Claim
-    from attnverify.compare.evaluate.verify import _run_stages
+    from attnverify.compare.evaluation.verify import _run_stages
     from attnverify.empirics.execute.executor import Executor
     from attnverify.empirics.result import RunResult
 

@@ -2,7 +2,7 @@
 starts, and goes ahead unasked only when the estimate is below :data:`CONFIRM_ABOVE_S` of wall
 time (the ``quick`` profile on a laptop), or with ``--yes``.
 
-The estimate is the dry run's (:mod:`attnverify.compare.evaluate.plan`): the runs of each claim's
+The estimate is the dry run's (:mod:`attnverify.compare.evaluation.plan`): the runs of each claim's
 first stage the store lacks (and of later stages the store decides), timed from the stored runs of
 their model family, else from the family's reference speed (``ModelConfig.seconds_per_cost``);
 the wall time is their CPU time over the workers, or the longest run when that is longer. On a
@@ -51,7 +51,7 @@ def confirm_cost(args: argparse.Namespace, claims: Sequence[Claim], store: RunSt
     UserError (one line) otherwise."""
     if args.yes:
         return
-    from attnverify.compare.evaluate.plan import estimate, measured_rates, plan
+    from attnverify.compare.evaluation.plan import estimate, measured_rates, plan
 
     plans = plan(claims, args.profile, store, overrides, points, place=place)
     missing = list({s.key(): s for p in plans for s in p.missing}.values())

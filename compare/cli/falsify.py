@@ -1,5 +1,5 @@
 """``attnverify falsify``: search a claim's parameter space for a point where it is refuted
-(:mod:`attnverify.compare.evaluate.falsify`), on the local process pool; the result is written to
+(:mod:`attnverify.compare.evaluation.falsify`), on the local process pool; the result is written to
 ``--out`` and kept in the cache for the next ``verify`` report."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                         f"do: {', '.join(searchable)}")
     out, store = common.out_and_store(args)
 
-    from attnverify.compare.evaluate import falsify
+    from attnverify.compare.evaluation import falsify
 
     log = (lambda _: None) if args.quiet else (lambda text: print(text, file=sys.stderr))
     with common.executor(args, store) as executor:

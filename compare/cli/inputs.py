@@ -153,7 +153,7 @@ def check_corpus_fits(claims: Sequence[Any], profile: str, overrides: dict[str, 
     written: a corpus too short for the claim's windows is refused in one line."""
     if "corpus" not in overrides:
         return
-    from attnverify.compare.evaluate.verify import plan_params
+    from attnverify.compare.evaluation.verify import plan_params
 
     for claim in claims:
         if "corpus" in claim.overridable:

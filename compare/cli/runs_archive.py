@@ -126,7 +126,7 @@ def _verify_keys(args: argparse.Namespace, store: RunStore) -> tuple[list[str], 
     these options reads (its ``--dry-run`` plan: a staged claim's stages replayed from the
     store) and a line saying so, and what of it is not stored yet."""
     from attnverify.compare.claim import check_profile
-    from attnverify.compare.evaluate.plan import plan
+    from attnverify.compare.evaluation.plan import plan
 
     profile = args.profile or "quick"
     try:

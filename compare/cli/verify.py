@@ -1,5 +1,5 @@
 """``attnverify verify``: evaluate the selected claims, write the report and print a verdict table;
-``--dry-run`` prints what would be trained instead (:mod:`attnverify.compare.evaluate.plan`), and
+``--dry-run`` prints what would be trained instead (:mod:`attnverify.compare.evaluation.plan`), and
 ``--claim ID --param NAME=VALUE`` evaluates one claim at another point of its parameters (values
 read by :mod:`attnverify.compare.cli.values`)."""
 
@@ -168,8 +168,8 @@ def summary_json(report: Report, html: Path) -> dict[str, Any]:
 
 def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     """``verify --dry-run``: what would be trained and roughly how long it takes; nothing is
-    trained or written (:mod:`compare.evaluate.plan`)."""
-    from attnverify.compare.evaluate.plan import (
+    trained or written (:mod:`compare.evaluation.plan`)."""
+    from attnverify.compare.evaluation.plan import (
         first_stages,
         measured_rates,
         other_profile_line,
@@ -239,7 +239,7 @@ def claim_point(claims: Sequence[Claim], profile: str, items: Sequence[str] | No
                         "(see 'attnverify claims --json' for each claim's parameters)")
     claim = claims[0]
     values = dict(parse_assignment(item) for item in items)
-    from attnverify.compare.evaluate.verify import checked_point
+    from attnverify.compare.evaluation.verify import checked_point
 
     defaults = claim.params(profile)
     if unknown := [name for name in values if name not in defaults]:  # without the prefix

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
-from attnverify.compare.evaluate.verify import ClaimOutcome
+from attnverify.compare.evaluation.verify import ClaimOutcome
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.report.cells import (
     fmt,
@@ -65,8 +65,9 @@ class Report:
     """Saved ``attnverify falsify`` results of the reported claims (``FalsifyResult.to_dict``),
     shown as the "boundary of validity" section."""
     reference: dict[str, ClaimOutcome] = field(default_factory=dict)
-    """Claim id -> its outcome at ``full`` from stored runs (:mod:`compare.evaluate.cross_profile`),
-    shown beside the verdict; a verdict that differs is flagged."""
+    """Claim id -> its outcome at ``full`` from stored runs
+    (:mod:`compare.evaluation.cross_profile`), shown beside the verdict; a verdict that differs is
+    flagged."""
 
     def kinds(self) -> list[ClaimKind]:
         """The kinds of the reported claims, in :class:`ClaimKind` order (paper claims first)."""
@@ -306,7 +307,7 @@ def plain_title(title: str) -> str:
 
 def _boundary_result(boundary: dict[str, Any]) -> str:
     """The search's summary, flagged when it was saved by other code than the claim's current
-    code (:func:`compare.evaluate.falsify.load_saved`): its verdicts may no longer hold."""
+    code (:func:`compare.evaluation.falsify.load_saved`): its verdicts may no longer hold."""
     if not boundary.get("stale"):
         return boundary["summary"]
     again = (f"attnverify falsify {boundary['claim_id']} --profile {boundary['profile']} "

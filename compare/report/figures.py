@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 
 from attnverify.compare import select
-from attnverify.compare.evaluate.verify import ClaimOutcome, evaluate_all
+from attnverify.compare.evaluation.verify import ClaimOutcome, evaluate_all
 from attnverify.empirics import LocalExecutor, RunStore
 
 log = logging.getLogger("attnverify.figures")

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from attnverify.compare.evaluate.verify import ClaimOutcome
+    from attnverify.compare.evaluation.verify import ClaimOutcome
 
 
 @dataclass(frozen=True)

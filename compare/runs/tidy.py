@@ -19,9 +19,9 @@ per row), built from :meth:`RunResult.tidy_rows <attnverify.empirics.RunResult.t
 
 Which runs: the runs the selected claims (``claim``, ``paper``) read at the selected profile
 (``profile``; every profile when not given), as ``verify`` plans them
-(:func:`compare.evaluate.plan.plan`: a claim in stages replayed from the store), those of them that
-are stored; without a claim, paper or profile: every stored run, labelled with the claims that read
-it at any profile. pandas is an optional dependency (``pip install 'attnverify[frames]'``).
+(:func:`compare.evaluation.plan.plan`: a claim in stages replayed from the store), those of them
+that are stored; without a claim, paper or profile: every stored run, labelled with the claims that
+read it at any profile. pandas is an optional dependency (``pip install 'attnverify[frames]'``).
 """
 
 from __future__ import annotations
@@ -125,8 +125,8 @@ def frame_of(cache: str | Path | RunStore | None, labels: Labels,
 
 def labels_of(store: RunStore, claims: Sequence[Any], profiles: Sequence[str]) -> Labels:
     """Run key -> (claim id, profile) for every run the claims read at the profiles, as
-    verify plans them (:func:`compare.evaluate.plan.plan`), the stored ones only."""
-    from attnverify.compare.evaluate.plan import plan
+    verify plans them (:func:`compare.evaluation.plan.plan`), the stored ones only."""
+    from attnverify.compare.evaluation.plan import plan
 
     labels: Labels = {}
     for profile in profiles:

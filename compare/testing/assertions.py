@@ -20,7 +20,7 @@ from attnverify.compare.stats import Comparison, compare
 from attnverify.theory.prediction import Prediction
 
 if TYPE_CHECKING:
-    from attnverify.compare.evaluate.verify import ClaimOutcome
+    from attnverify.compare.evaluation.verify import ClaimOutcome
     from attnverify.empirics import Executor, RunStore
 
 
@@ -64,8 +64,8 @@ def assert_claim_holds(claim_id: str, profile: str = "smoke",
     default cache directory, as ``verify``. ValueError for an unknown claim or profile, or a
     point outside the claim's space."""
     from attnverify.compare.claim import Verdict
-    from attnverify.compare.evaluate.falsify import verify_command
-    from attnverify.compare.evaluate.verify import evaluate, plan_params
+    from attnverify.compare.evaluation.falsify import verify_command
+    from attnverify.compare.evaluation.verify import evaluate, plan_params
     from attnverify.compare.registry import select
     from attnverify.compare.runs.tidy import store_of
     from attnverify.empirics import Executor, LocalExecutor

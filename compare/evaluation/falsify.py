@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, find, settings, target
 from hypothesis.errors import NoSuchExample
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.evaluate.verify import evaluate, plan_params
+from attnverify.compare.evaluation.verify import evaluate, plan_params
 from attnverify.compare.report.text import jsonable
 from attnverify.compare.space import covered, space_strategy
 from attnverify.empirics import Executor

@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import Any
 
 from attnverify.compare.claim import Claim
-from attnverify.compare.evaluate.plan import plan
-from attnverify.compare.evaluate.verify import ClaimOutcome, evaluate_all
+from attnverify.compare.evaluation.plan import plan
+from attnverify.compare.evaluation.verify import ClaimOutcome, evaluate_all
 from attnverify.empirics import Executor, RunResult, RunSpec, RunStore
 
 log = logging.getLogger("attnverify.verify")
@@ -25,7 +25,7 @@ log = logging.getLogger("attnverify.verify")
 
 class StoredRunsOnly(Executor):
     """An executor that reads the store and never trains: asked for a missing run, it raises
-    (the caller checks completeness first, with :func:`compare.evaluate.plan.plan`)."""
+    (the caller checks completeness first, with :func:`compare.evaluation.plan.plan`)."""
 
     def _compute(self, missing: Sequence[RunSpec], bar: Any) -> dict[str, RunResult]:
         raise RuntimeError(f"{len(missing)} run(s) missing from the store; the verdict at "

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attnverify.compare.claim import Claim
-from attnverify.compare.evaluate.verify import MAX_STAGES, plan_params, untrained
+from attnverify.compare.evaluation.verify import MAX_STAGES, plan_params, untrained
 from attnverify.empirics import RunResult, RunSpec, RunStore
 from attnverify.empirics.store.run_store import CorruptEntryError
 

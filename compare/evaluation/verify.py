@@ -152,7 +152,7 @@ def checked_point(claim: Claim, profile: str, values: dict[str, Any],
     if unknown:
         raise ValueError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
                          f"{', '.join(defaults)}")
-    declared = claim.defaults[profile]
+    declared = getattr(claim, "defaults", {}).get(profile)  # a duck-typed claim may have none
     if isinstance(declared, Params):  # typed: each value coerced and checked by its field
         point = {name: coerce_field(type(declared), name, value, claim.id)
                  for name, value in values.items()}
