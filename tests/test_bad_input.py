@@ -63,7 +63,8 @@ BAD_INPUTS = [
     # -- verify --param: the claim's RunSpecs (and theory inputs) reject the point ----------
     ([*PERMUTATION_IS_HARD, "--param", "L=1"], "task.vocab_size (V) must be an integer >= 2"),
     ([*PERMUTATION_IS_HARD, "--param", "L=-4"], "L must be an integer >= 1; got -4"),
-    ([*PERMUTATION_IS_HARD, "--param", "L=4.5"], "L must be an integer >= 1; got 4.5"),
+    ([*PERMUTATION_IS_HARD, "--param", "L=4.5"],
+     "the 'L' parameter of snell.permutation_is_hard must be an integer; got 4.5"),
     # counts the runs do not see (Claim.check_params), in verify and in its dry run
     (["verify", "--claim", "snell.ktiw_precedes_attention", *SMOKE, "--param", "seeds=0"],
      "--param: seeds must be an integer >= 1; got 0"),
@@ -75,7 +76,8 @@ BAD_INPUTS = [
       "--dry-run"], "d_sets must be an integer >= 1; got -4"),
     ([*PERMUTATION_IS_HARD, "--param", "subset_V=10"],
      "task.length (L) must be <= V = 10 for the subset distribution"),
-    ([*PERMUTATION_IS_HARD, "--param", "hidden=abc"], "model.hidden must be an integer >= 1"),
+    ([*PERMUTATION_IS_HARD, "--param", "hidden=abc"],
+     "the 'hidden' parameter of snell.permutation_is_hard must be an integer; got 'abc'"),
     ([*PERMUTATION_IS_HARD, "--param", "hidden=0"], "model.hidden must be an integer >= 1"),
     ([*PERMUTATION_IS_HARD, "--param", "batch_size=0"], "batch_size must be an integer >= 1"),
     (["verify", "--claim", "snell.stage1_bow_optimum", *SMOKE, "--param", "steps=-5"],

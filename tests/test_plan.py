@@ -87,7 +87,7 @@ def test_every_built_in_model_family_has_a_reference_speed():
     from attnverify.compare.registry import select
 
     untimed = {s.model.kind for claim in select() for profile in ("smoke", "quick", "full")
-               for s in claim.specs(plan_params(claim, profile, {}, None))
+               for s in claim.checked_specs(plan_params(claim, profile, {}, None))
                if s.model.seconds_per_cost is None}
     assert not untimed
 
@@ -102,7 +102,7 @@ def test_time_estimates_compare_runs_of_different_families():
 
     def first(claim_id: str):
         [claim] = select(claim_id=claim_id)
-        return claim.specs(plan_params(claim, "quick", {}, None))[0]
+        return claim.checked_specs(plan_params(claim, "quick", {}, None))[0]
 
     retrieval, copying = first("musat.sufficient_depth_learns"), first("snell.permutation_is_hard")
     assert retrieval.cost_estimate() < copying.cost_estimate() / 100

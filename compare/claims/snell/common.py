@@ -18,6 +18,7 @@ from attnverify.empirics import CopyTask, RunResult, RunSpec, Seq2SeqConfig
 
 PAPER_COPYING = "H = 256, V = L = 40 and 40 of 60, batch 128, Adam 1e-3, 200 steps, 20 seeds"
 
+
 @dataclass(frozen=True)
 class CopyingParams(Params):
     """The copying runs of Snell's claims: a seq2seq model of ``hidden`` units on length-``L``
