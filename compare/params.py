@@ -39,9 +39,9 @@ def as_mapping(params: ProfileParams) -> dict[str, Any]:
 
 
 def is_typed(params: object) -> bool:
-    """Whether ``params`` is a frozen dataclass (the contract's ``typed_params`` item)."""
-    return (dataclasses.is_dataclass(params) and not isinstance(params, type)
-            and type(params).__dataclass_params__.frozen)  # type: ignore[attr-defined]
+    """Whether a profile's ``params`` are a typed :class:`Params` instance (the contract's
+    ``typed_params`` item; :func:`as_mapping` and ``--param`` read them by their fields)."""
+    return isinstance(params, Params)
 
 
 def field_types(cls: type[Params]) -> dict[str, Any]:
@@ -61,7 +61,8 @@ def _allowed(kind: Any) -> str:
 
 
 def _coerce(value: Any, kind: Any) -> Any:
-    """``value`` as ``kind``, or ValueError."""
+    """``value`` as ``kind``, or ValueError. A scalar must have the field's own type (so
+    ``True`` is no integer); a number field also takes an integer."""
     origin = get_origin(kind)
     if origin in (Union, types.UnionType):
         for option in get_args(kind):
@@ -73,28 +74,11 @@ def _coerce(value: Any, kind: Any) -> Any:
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ValueError
-        item = get_args(kind)[0]
-        return tuple(_coerce(v, item) for v in value)
-    if kind is type(None):
-        if value is None:
-            return None
-        raise ValueError
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        raise ValueError
-    if kind is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ValueError
-    if kind is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise ValueError
-    if kind is str:
-        if isinstance(value, str):
-            return value
-        raise ValueError
+        return tuple(_coerce(v, get_args(kind)[0]) for v in value)
+    if kind is float and type(value) is int:
+        return float(value)
+    if type(value) is kind:  # bool, int, float, str, None
+        return value
     raise ValueError
 
 

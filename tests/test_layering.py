@@ -72,19 +72,26 @@ def test_the_claims_do_not_import_the_registry(tmp_path):
     assert "attnverify.compare.registry" not in modules
 
 
+def _from_module(node: ast.ImportFrom, path: Path, root: Path) -> str:
+    """The module a ``from ... import`` of ``path`` names, a relative one resolved against the
+    package ``attnverify`` rooted at ``root`` (level 1 is the file's own folder, 2 its
+    parent, ...)."""
+    if not node.level:
+        return str(node.module)
+    base = path.parents[node.level - 1]
+    package = ".".join(("attnverify", *base.relative_to(root).parts))
+    return f"{package}.{node.module}" if node.module else package
+
+
 def _imports(path: Path, root: Path) -> set[str]:
     """Every module an import statement of ``path`` names (anywhere in the file), relative
-    imports resolved against the package ``attnverify`` rooted at ``root``."""
+    imports resolved (:func:`_from_module`)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            module = str(node.module)
-            if node.level:  # relative: level 1 is the file's own folder, 2 its parent, ...
-                base = path.parents[node.level - 1]
-                package = ".".join(("attnverify", *base.relative_to(root).parts))
-                module = f"{package}.{node.module}" if node.module else package
+            module = _from_module(node, path, root)
             # "from attnverify import theory" imports the module attnverify.theory
             names |= {module} | {f"{module}.{alias.name}" for alias in node.names}
     return names
@@ -151,11 +158,7 @@ def _runtime_imports(path: Path, root: Path) -> list[tuple[str, str | None]]:
         if isinstance(node, ast.Import):
             out += [(alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            module = str(node.module)
-            if node.level:
-                base = path.parents[node.level - 1]
-                package = ".".join(("attnverify", *base.relative_to(root).parts))
-                module = f"{package}.{node.module}" if node.module else package
+            module = _from_module(node, path, root)
             out += [(module, alias.name) for alias in node.names]
     return out
 

@@ -17,7 +17,7 @@ The items (docs/adding-a-claim.md, "The contract"):
   >= 1 and a :class:`~attnverify.compare.protocol.Protocol` whose endpoint, unit, H1 (the
   smallest effect that matters) and test are stated;
 - ``profiles``: parameters for every profile, each accepted by ``check_params``;
-- ``typed_params``: each profile's parameters are a frozen dataclass, not a dict;
+- ``typed_params``: each profile's parameters are a typed ``Params``, not a dict;
 - ``space``: the top of the search space, if any, is a valid point at every profile;
 - ``deterministic_specs``: ``specs`` gives the same runs, in the same order, when asked twice;
 - ``unique_run_keys``: no run appears twice in one claim's first stage;
@@ -92,7 +92,7 @@ def check_typed_params(claim: Claim) -> None:
         params = claim.defaults[profile]
         if not is_typed(params):
             _fail(claim, "typed_params", f"its {profile} parameters are a "
-                  f"{type(params).__name__}, not a frozen dataclass")
+                  f"{type(params).__name__}, not a typed Params dataclass")
 
 
 def check_space(claim: Claim) -> None:
@@ -148,13 +148,14 @@ def check_negative_control(claim: Claim) -> None:
 
 def check_reachable_verdicts(claim: Claim) -> None:
     for profile in PROFILES:
-        reachable = claim.reachable_verdicts(claim.params(profile))
+        params = claim.params(profile)
+        reachable = claim.reachable_verdicts(params)
         if reachable is None:
             _fail(claim, "reachable_verdicts", "which verdicts its design can reach is not "
                   "declared (Claim.reachable_verdicts)")
         assert reachable is not None
         one_sided = {Verdict.CONFIRMED, Verdict.REFUTED} - set(reachable)
-        if one_sided and claim.not_run(claim.params(profile)) is None:
+        if one_sided and claim.not_run(params) is None:
             _fail(claim, "reachable_verdicts", f"at {profile} it can never be "
                   f"{' or '.join(sorted(one_sided))}, yet its verdict there is not "
                   f"'not testable here'")
