@@ -284,9 +284,9 @@ class Claim(ABC):
         return None
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict] | None:
-        """The verdicts ``assess`` can reach at ``params`` (its maximum seeds), computed or
-        simulated on constructed results; None (the default): not declared, and the
-        contract's ``reachable_verdicts`` item fails."""
+        """The verdicts ``assess`` can reach at ``params`` (with sequential seeds: at their
+        maximum), computed or simulated on constructed results; None (the default): not
+        declared, and the contract's ``reachable_verdicts`` item fails."""
         return None
 
     @abstractmethod

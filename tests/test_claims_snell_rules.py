@@ -434,3 +434,14 @@ def test_init_scale_rule(perm, subset, verdict, reason):
     claim, params, results = symmetry_results(perm, subset)
     a = claim.assess(params, results)
     assert (a.verdict, a.reason or Reason.DECIDED) == (verdict, reason), a.explanation
+
+
+def test_the_permutation_negative_control_is_decided_by_the_test_itself():
+    """The contract's negative control has the subset's spread of times in both groups: the
+    log-rank test computes a statistic on it (p = 0.5, not the p = 1 of an all-tied sample)
+    and the rule does not confirm."""
+    claim = PermutationIsHard()
+    for profile in ("smoke", "quick", "full"):
+        params = claim.params(profile)
+        a = claim.assess(params, claim.results_for(params, claim.negative_control(params)))
+        assert a.verdict is Verdict.INCONCLUSIVE and a.p_value == pytest.approx(0.5)
