@@ -26,10 +26,10 @@ The items (docs/adding-a-claim.md, "The contract"):
 - ``negative_control``: the claim supplies constructed results on which its statement is false
   (:meth:`~attnverify.compare.claim.Claim.negative_control`), and its rule does not confirm on
   them;
-- ``reachable_verdicts``: at each profile (at its maximum seeds, where they are sequential), both
-"confirmed" and "refuted" can
-  be reached (:meth:`~attnverify.compare.claim.Claim.reachable_verdicts`), or the profile's
-  verdict is "not testable here".
+- ``reachable_verdicts``: at each profile (at its maximum seeds, where they are sequential),
+  both "confirmed" and "refuted" can be reached
+  (:meth:`~attnverify.compare.claim.Claim.reachable_verdicts`), or the profile's verdict is
+  "not testable here".
 
 A check fails where a claim has not declared what it needs: a claim passes the contract only by
 supplying the evidence, never by default.
