@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from attnverify.compare.groups import GroupedResults, Specs, flatten, grouped
+from attnverify.compare.groups import GroupedResults, Specs, flatten, staged_results
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.param_bounds import check_sizes, space_top
 from attnverify.compare.params import ProfileParams, as_mapping
@@ -237,9 +237,20 @@ class Claim(ABC):
     def results_for(self, params: dict[str, Any],
                     results: Sequence[RunResult]) -> GroupedResults:
         """``results`` (of ``specs(params)`` in training order, then any follow-ups) as
-        ``assess`` and ``figures`` receive them: readable by group name where ``specs``
-        names its groups."""
-        return grouped(self.specs(params), results)
+        ``assess``, ``figures`` and ``followup`` receive them: readable by group name where
+        ``specs`` or a ``followup`` names its groups. The stages are found again by calling
+        ``followup`` on each stage's results, as verify did when it trained them."""
+        if isinstance(results, GroupedResults):
+            return results
+        stages: list[Specs] = [self.specs(params)]
+        done = len(flatten(stages[0]))
+        while done < len(results):
+            more = self.followup(params, staged_results(stages, results[:done]))
+            if not flatten(more):
+                break
+            stages.append(more)
+            done += len(flatten(more))
+        return staged_results(stages, results)
 
     def trains_at_some_profile(self) -> bool:
         """Whether the first stage trains runs at any of the claim's profiles: the report tells
@@ -247,11 +258,12 @@ class Claim(ABC):
         that trains nothing at the profile it shows."""
         return any(flatten(self.specs(self.params(profile))) for profile in self.defaults)
 
-    def followup(self, params: dict[str, Any],
-                 results: Sequence[RunResult]) -> list[RunSpec]:
+    def followup(self, params: dict[str, Any], results: GroupedResults) -> Specs:
         """More runs that depend on the results so far (a protocol in stages, e.g. Snell §5:
-        classify heads, then combine them); called with the results of every spec so far, in
-        order, until it returns none. Default: a claim has one stage."""
+        classify heads, then combine them), as a list or named groups (names unique across
+        stages); called with the results of every spec so far, in order and readable by the
+        names of every earlier stage's groups, until it returns none. Default: a claim has one
+        stage."""
         return []
 
     def checked_specs(self, params: dict[str, Any]) -> list[RunSpec]:

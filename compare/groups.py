@@ -4,10 +4,10 @@
 claim read the wrong runs).
 
 The runs still train, and their keys are counted, in one flat order: the groups' in the order
-of the mapping (:func:`flatten`). The results a claim receives are a :class:`GroupedResults`:
-a sequence in that order (so a claim that returns a list, and every staged claim's
-follow-ups after the first stage, read them by position as before) that also answers a
-group's name.
+of the mapping (:func:`flatten`). A staged claim's ``followup`` may name its groups too; the
+names of all stages are distinct. The results a claim receives are a :class:`GroupedResults`:
+a sequence in that order (so a claim that returns lists reads them by position as before)
+that also answers the name of a group of any stage.
 """
 
 from __future__ import annotations
@@ -42,16 +42,21 @@ def layout(specs: Specs) -> dict[str, int] | None:
 
 
 class GroupedResults(Sequence[RunResult]):
-    """Results in training order, read by position or by group name (module docstring).
-    Results beyond the first stage's groups (a staged claim's follow-ups) are read by
-    position only."""
+    """Results in training order, read by position or by group name (module docstring):
+    ``groups`` are the first stage's (contiguous from the first result); later stages' groups
+    are added by :func:`staged_results`."""
 
     def __init__(self, results: Sequence[RunResult],
                  groups: Mapping[str, int] | None = None) -> None:
         self._results = tuple(results)
         self._groups: dict[str, slice] = {}
-        start = 0
-        for name, count in (groups or {}).items():
+        self._add(groups or {}, 0)
+
+    def _add(self, groups: Mapping[str, int], start: int) -> None:
+        for name, count in groups.items():
+            if name in self._groups:
+                raise ValueError(f"two stages name a group of runs {name!r}; a group's name "
+                                 f"must be unique across the stages")
             self._groups[name] = slice(start, start + count)
             start += count
         if start > len(self._results):
@@ -78,6 +83,11 @@ class GroupedResults(Sequence[RunResult]):
     def __iter__(self) -> Iterator[RunResult]:
         return iter(self._results)
 
+    def __contains__(self, item: object) -> bool:
+        if isinstance(item, str):
+            return item in self._groups
+        return item in self._results
+
     def groups(self) -> list[str]:
         """The group names, in training order."""
         return list(self._groups)
@@ -85,7 +95,19 @@ class GroupedResults(Sequence[RunResult]):
 
 def grouped(specs: Specs, results: Sequence[RunResult]) -> GroupedResults:
     """``results`` (in the order of ``flatten(specs)``, then any follow-ups) as the claim
-    reads them."""
+    reads them, the follow-ups by position."""
     if isinstance(results, GroupedResults):
         return results
     return GroupedResults(results, layout(specs))
+
+
+def staged_results(stages: Sequence[Specs], results: Sequence[RunResult]) -> GroupedResults:
+    """``results`` of ``stages`` (the first stage's specs, then each followup's, in training
+    order) with the groups of every stage readable by name; a stage that returned a list is
+    read by position."""
+    out = GroupedResults(results)
+    start = 0
+    for stage in stages:
+        out._add(layout(stage) or {}, start)
+        start += len(flatten(stage))
+    return out

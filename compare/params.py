@@ -21,8 +21,10 @@ from typing import Any, Union, get_args, get_origin
 @dataclasses.dataclass(frozen=True)
 class Params:
     """Base of a claim's parameters: subclass with ``@dataclass(frozen=True)`` and typed
-    fields (``int``, ``float``, ``bool``, ``str``, ``tuple[int, ...]`` and unions of these with
-    ``None``)."""
+    fields (``int``, ``float``, ``bool``, ``str``, ``tuple[X, ...]``, ``dict[str, X]``, a
+    ``typing.NamedTuple`` cell, and unions of these with ``None``). A ``__post_init__`` that
+    raises ValueError (one line naming the field) refuses a value before anything runs: verify
+    builds each ``--param`` point as an instance."""
 
     def as_dict(self) -> dict[str, Any]:
         """Field name -> value, in declaration order (tuples kept as tuples)."""
@@ -50,12 +52,26 @@ def field_types(cls: type[Params]) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
 
 
+def _is_named_tuple(kind: Any) -> bool:
+    """Whether ``kind`` is a ``typing.NamedTuple`` class (a cell of a claim's grid)."""
+    return isinstance(kind, type) and issubclass(kind, tuple) and hasattr(kind, "_fields")
+
+
+def _cell_types(kind: Any) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
 def _allowed(kind: Any) -> str:
     origin = get_origin(kind)
     if origin in (Union, types.UnionType):
         return " or ".join(_allowed(a) for a in get_args(kind))
     if origin is tuple:
         return f"a list of {_allowed(get_args(kind)[0])}"
+    if origin in (dict, Mapping):
+        return f"a mapping of names to {_allowed(get_args(kind)[1])}"
+    if _is_named_tuple(kind):
+        return (f"a list of {len(kind._fields)} values "
+                f"({', '.join(f'{n}: {_allowed(t)}' for n, t in _cell_types(kind).items())})")
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string",
             type(None): "null"}.get(kind, getattr(kind, "__name__", str(kind)))
 
@@ -75,6 +91,15 @@ def _coerce(value: Any, kind: Any) -> Any:
         if not isinstance(value, list | tuple):
             raise ValueError
         return tuple(_coerce(v, get_args(kind)[0]) for v in value)
+    if origin in (dict, Mapping):
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise ValueError
+        return {k: _coerce(v, get_args(kind)[1]) for k, v in value.items()}
+    if _is_named_tuple(kind):  # a cell: its values in field order, each by its own type
+        if not isinstance(value, list | tuple) or len(value) != len(kind._fields):
+            raise ValueError
+        return kind(*(_coerce(v, t) for v, t in zip(value, _cell_types(kind).values(),
+                                                   strict=True)))
     if kind is float and type(value) is int:
         return float(value)
     if type(value) is kind:  # bool, int, float, str, None

@@ -28,10 +28,16 @@ CLAIMS = [cls() for cls in BUILTIN]
 
 CONTROLLED = {"snell.permutation_is_hard"}
 """The claims that supply a negative control and their reachable verdicts today."""
-GROUPED = {"snell.stage1_bow_optimum", "snell.ktiw_learned_under_uniform_attention",
-           "snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
+SNELL_GROUPED = {"snell.stage1_bow_optimum", "snell.ktiw_learned_under_uniform_attention",
+                 "snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
+MUSAT_GROUPED: set[str] = set()
+BAO_GROUPED: set[str] = set()
+GROUPED = SNELL_GROUPED | MUSAT_GROUPED | BAO_GROUPED
 """The training claims whose ``specs`` name their groups today."""
-TYPED = {"snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
+SNELL_TYPED = {"snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
+MUSAT_TYPED: set[str] = set()
+BAO_TYPED: set[str] = set()
+TYPED = SNELL_TYPED | MUSAT_TYPED | BAO_TYPED
 """The claims whose profiles are typed ``Params`` today."""
 SPACE_REFUSED = {"musat.llms_solve_by_prompting":
                  "the top of its search space (deepest 16, 10 chains) exceeds the depth 10 "

@@ -3,11 +3,13 @@ name and by position, and a claim's assess sees the same runs either way."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from attnverify.compare.claims.snell import KtiwLearnedUnderUniformAttention
-from attnverify.compare.groups import GroupedResults, flatten, grouped, layout
+from attnverify.compare.groups import GroupedResults, flatten, grouped, layout, staged_results
 from attnverify.empirics import RunResult
 
 
@@ -48,3 +50,34 @@ def test_groups_are_checked():
 def test_follow_ups_after_the_groups_read_by_position():
     results = GroupedResults(["a", "b", "c"], {"first": 2})  # type: ignore[list-item]
     assert results["first"] == ["a", "b"] and results[2] == "c"
+
+
+class Staged(KtiwLearnedUnderUniformAttention):
+    """A claim whose one follow-up stage names its group ("again": the subset runs once more
+    at other seeds), for the staged reading."""
+
+    def followup(self, params, results):
+        if "again" in results.groups() or len(results) > len(self.checked_specs(params)):
+            return []
+        return {"again": [dataclasses.replace(r.spec, seed=r.spec.seed + 1000)
+                          for r in results["subset"]]}
+
+
+def test_a_follow_up_stage_names_its_groups_and_results_for_finds_them_again():
+    claim = Staged()
+    params = claim.params("smoke")
+    first = claim.checked_specs(params)
+    first_results = claim.results_for(params, [_result(s) for s in first])
+    more = flatten(claim.followup(params, first_results))
+    assert more and len(more) == len(first_results["subset"])
+    results = claim.results_for(params, [_result(s) for s in [*first, *more]])
+    assert results.groups() == ["subset", "permutation", "again"]
+    assert [r.spec for r in results["again"]] == more
+    assert [r.spec for r in results["subset"]] == list(claim.specs(params)["subset"])
+
+
+def test_a_group_name_is_unique_across_stages():
+    with pytest.raises(ValueError, match="two stages name a group of runs 'x'"):
+        staged_results([{"x": ["s"]}, {"x": ["t"]}], ["a", "b"])  # type: ignore[list-item]
+    results = staged_results([["s"], {"y": ["t"]}], ["a", "b"])  # type: ignore[list-item]
+    assert results["y"] == ["b"] and results[0] == "a" and "y" in results

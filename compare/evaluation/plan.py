@@ -30,6 +30,7 @@ from typing import Any
 
 from attnverify.compare.claim import Claim
 from attnverify.compare.evaluation.verify import MAX_STAGES, plan_params, untrained
+from attnverify.compare.groups import Specs, flatten, staged_results
 from attnverify.empirics import RunResult, RunSpec, RunStore
 from attnverify.empirics.store.run_store import CorruptEntryError
 
@@ -206,6 +207,7 @@ def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
         return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing,
                          keys=list(known))
     results: list[RunResult] = []  # every stage's results in spec order, as verify passes them
+    stages: list[Specs] = [claim.specs(params)]
     for stage in range(1, MAX_STAGES + 1):
         known.update((s.key(), s) for s in batch)
         stored = [_stored(store, s) for s in batch]
@@ -214,10 +216,13 @@ def _replay(claim: Claim, params: dict[str, Any], store: RunStore,
         if missing:
             return ClaimPlan(claim.id, len(known), len(known) - len(missing), missing,
                              staged=True, stage=stage,
-                             note=claim.stage_note(params, results) if results else "",
+                             note=(claim.stage_note(params, staged_results(stages[:-1], results))
+                                   if results else ""),
                              keys=list(known))
         results += stored  # type: ignore[arg-type]  # none is None here
-        batch = [place(s) for s in claim.followup(params, results)]
+        asked = claim.followup(params, staged_results(stages, results))
+        batch = [place(s) for s in flatten(asked)]
+        stages.append(asked)
         if not batch:  # every stage is stored: the claim is complete
             return ClaimPlan(claim.id, len(known), len(known), stage=stage, keys=list(known))
     raise RuntimeError(f"{claim.id}: more than {MAX_STAGES} stages replayed from the store; a "

@@ -10,6 +10,7 @@ computations (Monte Carlo, the construction) are cached next to the run store
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
-from attnverify.compare.groups import GroupedResults, flatten
+from attnverify.compare.groups import GroupedResults, Specs, flatten, staged_results
 from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
 from attnverify.compare.params import Params, coerce_field
@@ -153,9 +154,10 @@ def checked_point(claim: Claim, profile: str, values: dict[str, Any],
         raise ValueError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
                          f"{', '.join(defaults)}")
     declared = getattr(claim, "defaults", {}).get(profile)  # a duck-typed claim may have none
-    if isinstance(declared, Params):  # typed: each value coerced and checked by its field
+    if isinstance(declared, Params):  # typed: each value coerced and checked by its field,
         point = {name: coerce_field(type(declared), name, value, claim.id)
                  for name, value in values.items()}
+        dataclasses.replace(declared, **point)  # then the whole by the class's __post_init__
     else:
         point = {name: as_default_type(value, defaults[name]) for name, value in values.items()}
     claim.checked_specs(plan_params(claim, profile, overrides, point))
@@ -200,12 +202,14 @@ MAX_STAGES = 1000
 
 
 def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executor,
-                desc: str) -> tuple[dict[str, list[RunSpec]], dict[str, list[RunResult]]]:
+                desc: str) -> tuple[dict[str, list[RunSpec]], dict[str, GroupedResults]]:
     """Every claim's runs, stage after stage: the specs of all claims go to the executor as one
     batch, then each claim's ``followup`` may ask for more, until none does. Every spec is
-    placed on the executor's device."""
+    placed on the executor's device; each claim's results come back readable by the names of
+    its stages' groups."""
     specs = {claim.id: [executor.place(s) for s in claim.checked_specs(params)]
              for claim, params in plans}
+    stages: dict[str, list[Specs]] = {claim.id: [claim.specs(params)] for claim, params in plans}
     keys = {claim_id: [s.key() for s in group] for claim_id, group in specs.items()}  # hashed once
     labels: dict[str, list[str]] = {}
     for claim_id, group in keys.items():
@@ -215,15 +219,18 @@ def _run_stages(plans: Sequence[tuple[Claim, dict[str, Any]]], executor: Executo
     found: dict[str, RunResult] = {}
     for stage in range(1, MAX_STAGES + 1):
         if not batch:
-            return specs, {claim_id: [found[k] for k in group] for claim_id, group in keys.items()}
+            return specs, {claim_id: staged_results(stages[claim_id], [found[k] for k in group])
+                           for claim_id, group in keys.items()}
         for result in executor.run(batch, desc=desc,
                                    labels={k: ", ".join(v) for k, v in labels.items()}):
             found[result.key] = result
         batch = []
         for claim, params in plans:
-            so_far = [found[k] for k in keys[claim.id]]
-            more = [executor.place(s) for s in claim.followup(params, so_far)]
+            so_far = staged_results(stages[claim.id], [found[k] for k in keys[claim.id]])
+            asked = claim.followup(params, so_far)
+            more = [executor.place(s) for s in flatten(asked)]
             if more:
+                stages[claim.id].append(asked)
                 note = claim.stage_note(params, so_far)
                 log.info("%s: stage %d, %d more runs%s", claim.id, stage + 1, len(more),
                          f" ({note})" if note else "")
