@@ -57,7 +57,7 @@ def test_values_are_coerced_by_field_type(name, value, expected):
     ("depths", [1, "x"], "a list of an integer"), ("depths", 3, "a list of an integer"),
     ("budget", 0.5, "an integer or null"),
     ("cell", [3], r"a list of 2 values \(layers: an integer, rate: a number\)"),
-    ("cell", [3, "x"], r"a list of 2 values \("),
+    ("cell", [3, "x"], r"a list of 2 values \(layers: an integer, rate: a number\)"),
     ("widths", {"a": 0.5}, "a mapping of names to an integer or null"),
 ])
 def test_a_wrong_type_is_one_line_naming_the_field(name, value, allowed):
