@@ -32,9 +32,11 @@ Measured, in one run:
 - optionally (``--verify``) ``verify --profile quick`` wall time, cold (empty cache) and warm.
 
 Per-step times are slopes between two run lengths, so set-up and evaluation cancel; every number
-is the median over ``repeats`` with the spread (min, max). The FLOP counts and the peak are in
+is the median over ``repeats`` with the spread (min, max). The runs timed per family and
+configuration are in :mod:`attnverify.empirics.bench.families`, the FLOP counts and the peak in
 :mod:`attnverify.empirics.bench.flops`, the training measurements in
-:mod:`attnverify.empirics.bench.training`; this module runs them and formats the result.
+:mod:`attnverify.empirics.bench.training`; this module runs them and formats the result. It
+stays in compare because it times theory too, which empirics may not import.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ import numpy as np
 import torch
 
 from attnverify.empirics import RunSpec
+from attnverify.empirics.bench.families import CONFIGS, FAMILIES, family_spec
 from attnverify.empirics.bench.flops import (
     count_step_flops,
     flops_per_step,
@@ -71,30 +74,6 @@ from attnverify.empirics.execute.executor import worker_count
 
 __all__ = ["CONFIGS", "FAMILIES", "batching_bound", "count_step_flops", "family_spec",
            "flops_per_step", "gemm_peak", "recurrent_flops", "run_bench", "table"]
-
-FAMILIES = ("snell_copying", "snell_multihead", "musat_retrieval", "bao_lm")
-CONFIGS = ("quick", "full")
-
-
-def family_spec(family: str, config: str) -> RunSpec:
-    """The run a claim of ``family`` trains at profile ``config`` (seed 0)."""
-    if family in ("snell_copying", "snell_multihead"):
-        from attnverify.compare.claims.snell.common import COPYING, copy_spec
-
-        params = COPYING[config]
-        extra = ({"heads": 8, "cell": "gru", "shared_embedding": False}
-                 if family == "snell_multihead" else {})
-        return copy_spec(params, "permutation", params["L"], 0, **extra)
-    if family == "musat_retrieval":
-        from attnverify.compare.claims.musat.runs import RETRIEVAL, retrieval_spec
-
-        return retrieval_spec(RETRIEVAL[config], "deep", True, 0)
-    if family == "bao_lm":
-        from attnverify.compare.claims.bao.training import LM, lm_specs
-
-        return lm_specs(LM[config])[0]
-    raise ValueError(f"unknown family {family!r}; accepted: {', '.join(FAMILIES)}")
-
 
 def summary(samples: list[float]) -> dict[str, float]:
     """The median of ``samples`` with their spread (min, max)."""

@@ -21,10 +21,11 @@ from attnverify.compare.param_bounds import check_sizes, space_top
 from attnverify.compare.params import ProfileParams, as_mapping
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
-from attnverify.empirics import RunResult, RunSpec
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: importing the contract loads no torch
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import RunResult, RunSpec
 
 PROFILES = ("smoke", "quick", "full")
 
@@ -242,6 +243,11 @@ class Claim(ABC):
         ``followup`` on each stage's results, as verify did when it trained them."""
         if isinstance(results, GroupedResults):
             return results
+        return staged_results(self.stages_for(params, results), results)
+
+    def stages_for(self, params: dict[str, Any], results: Sequence[RunResult]) -> list[Specs]:
+        """The stages whose runs ``results`` are (in training order): ``specs(params)``, then
+        each ``followup`` called on the results before it, as verify called it."""
         stages: list[Specs] = [self.specs(params)]
         done = len(flatten(stages[0]))
         while done < len(results):
@@ -250,7 +256,7 @@ class Claim(ABC):
                 break
             stages.append(more)
             done += len(flatten(more))
-        return staged_results(stages, results)
+        return stages
 
     def trains_at_some_profile(self) -> bool:
         """Whether the first stage trains runs at any of the claim's profiles: the report tells

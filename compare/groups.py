@@ -13,13 +13,14 @@ that also answers the name of a group of any stage.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import overload
+from typing import TYPE_CHECKING, TypeAlias, overload
 
-from attnverify.empirics import RunResult, RunSpec
+if TYPE_CHECKING:  # annotations only: importing the contract loads no torch
+    from attnverify.empirics import RunResult, RunSpec
 
-RunGroups = Mapping[str, Sequence[RunSpec]]
+RunGroups: TypeAlias = "Mapping[str, Sequence[RunSpec]]"
 """Runs by group name, in the order they train."""
-Specs = Sequence[RunSpec] | RunGroups
+Specs: TypeAlias = "Sequence[RunSpec] | RunGroups"
 """What ``Claim.specs`` returns: a flat list (plugins, older claims) or named groups."""
 
 
@@ -41,7 +42,7 @@ def layout(specs: Specs) -> dict[str, int] | None:
     return {name: len(group) for name, group in specs.items()}
 
 
-class GroupedResults(Sequence[RunResult]):
+class GroupedResults(Sequence["RunResult"]):
     """Results in training order, read by position or by group name (module docstring):
     ``groups`` are the first stage's (contiguous from the first result); later stages' groups
     are added by :func:`staged_results`."""
@@ -91,6 +92,11 @@ class GroupedResults(Sequence[RunResult]):
     def groups(self) -> list[str]:
         """The group names, in training order."""
         return list(self._groups)
+
+    def span(self, name: str) -> tuple[int, int]:
+        """Where group ``name`` lies: (start, stop) positions of its results."""
+        where = self._groups[name]
+        return where.start, where.stop
 
 
 def grouped(specs: Specs, results: Sequence[RunResult]) -> GroupedResults:

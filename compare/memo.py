@@ -32,9 +32,6 @@ from typing import Any, cast
 
 import numpy as np
 
-from attnverify.empirics.store.output_paths import atomic_file
-from attnverify.empirics.versions import package_version
-
 log = logging.getLogger("attnverify.memo")
 _root: ContextVar[Path | None] = ContextVar("attnverify_memo_root", default=None)
 """Where entries go (``ROOT/memo``) in the current context; None: nothing is cached."""
@@ -52,6 +49,8 @@ def rooted(path: Path | None) -> Iterator[None]:
 
 
 def _digest(key: dict[str, Any], version: dict[str, int]) -> str:
+    from attnverify.empirics.versions import package_version  # torch: on first use
+
     payload = {"key": key, "version": version, "package": package_version()}
     text = json.dumps(payload, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -95,6 +94,8 @@ def memo(namespace: str, key: dict[str, Any], version: dict[str, int],
                         path.name, type(exc).__name__, exc, aside)
     arrays = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
+    from attnverify.empirics.store.output_paths import atomic_file
+
     with atomic_file(path) as out:
         # cast: to numpy's stub any keyword might be allow_pickle (a bool)
         np.savez(out, **cast("dict[str, Any]", arrays))

@@ -19,7 +19,6 @@ from importlib.metadata import entry_points
 
 from attnverify.compare.claim import Claim, ClaimKind
 from attnverify.compare.protocol import Protocol
-from attnverify.empirics.versions import require_code_version
 
 CLAIMS: dict[str, Claim] = {}
 PAPERS = ("snell", "musat", "bao")
@@ -45,6 +44,8 @@ def register(cls: type[Claim]) -> type[Claim]:
     if paper != cls.paper or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
         raise ValueError(f"claim id {cls.id!r} must read PAPER.NAME (lower case, digits and "
                          f"underscores) with PAPER = its paper {cls.paper!r}")
+    from attnverify.empirics.versions import require_code_version  # torch: on first use
+
     require_code_version(cls, f"claim {cls.id!r}")
     kind = getattr(cls, "kind", None)
     if kind not in set(ClaimKind):

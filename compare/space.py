@@ -13,9 +13,10 @@ import math
 import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis import strategies as st
+if TYPE_CHECKING:  # hypothesis loads when a strategy is built, not with the contract
+    from hypothesis import strategies as st
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class Dimension:
         return not self.values and (isinstance(self.low, float) or isinstance(self.high, float))
 
     def strategy(self) -> st.SearchStrategy[Any]:
+        from hypothesis import strategies as st
+
         if self.values:
             return st.sampled_from(self.values)
         if self.is_float:
@@ -101,6 +104,8 @@ def _is_number(value: Any) -> bool:
 
 def space_strategy(space: dict[str, Dimension]) -> st.SearchStrategy[dict[str, Any]]:
     """Points of ``space`` as dicts (one value per dimension)."""
+    from hypothesis import strategies as st
+
     return st.fixed_dictionaries({name: dim.strategy() for name, dim in space.items()})
 
 

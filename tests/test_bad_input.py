@@ -71,7 +71,7 @@ BAD_INPUTS = [
     (["verify", "--claim", "snell.ktiw_precedes_attention", *SMOKE, "--param", "seeds=0",
       "--dry-run"], "--param: seeds must be an integer >= 1; got 0"),
     (["verify", "--claim", "snell.kappa_closed_form", *SMOKE, "--param", "n_sequences=-4"],
-     "n_sequences must be an integer >= 1; got -4"),
+     "n_sequences must be an integer >= 2 (a standard error needs two sequences); got -4"),
     (["verify", "--claim", "musat.depth_bound_closed_form", *SMOKE, "--param", "d_sets=-4",
       "--dry-run"], "d_sets must be an integer >= 1; got -4"),
     ([*PERMUTATION_IS_HARD, "--param", "subset_V=10"],
@@ -82,13 +82,14 @@ BAD_INPUTS = [
     ([*PERMUTATION_IS_HARD, "--param", "batch_size=0"], "batch_size must be an integer >= 1"),
     (["verify", "--claim", "snell.stage1_bow_optimum", *SMOKE, "--param", "steps=-5"],
      "steps must be an integer >= 0; got -5"),
-    ([*SHALLOW, "--param", "shallow=[0, 1, 4]"], "task.D must be an integer >= 1; got 0"),
+    ([*SHALLOW, "--param", "shallow=[0, 1, 4]"],
+     "--param: shallow must have D >= 1, layers >= 1 and distractors >= 0; got (0, 1, 4)"),
     ([*LOCATER, "--param", "d=0"], "model.d must be an integer >= 1; got 0"),
     ([*LOCATER, "--param", "lambdas=[0, -1]"], "model.locater must be a finite number >= 0"),
     (["verify", "--claim", "bao.antrp_variant_disagrees", *SMOKE, "--param", "eig_std=-1"],
      "std >= 0"),
     (["verify", "--claim", "musat.construction_meets_bound", *SMOKE, "--param", "depths=[0]"],
-     "D must be an integer >= 1; got 0"),
+     "--param: depths must be chain lengths >= 1; got (0,)"),
     (["verify", "--claim", "musat.depth_bound_closed_form", *SMOKE, "--param", "d_sets=0"],
      "d_sets must be an integer >= 1; got 0"),
     ([*PERMUTATION_IS_HARD, "--param", "nope=1"],
@@ -144,7 +145,8 @@ BAD_INPUTS = [
      "--max-cost must be a number of seconds > 0; got nan"),
     # -- an empty list leaves nothing to compare (before: an IndexError or a traceback) -----------
     ([*SHALLOW, "--param", "shallow=[]"],
-     "--param: shallow must be a list of at least one value; got an empty list"),
+     "must be a list of 3 values (D: an integer, layers: an integer, distractors: an integer); "
+     "got []"),
     (["verify", "--claim", "snell.kappa_closed_form", *SMOKE, "--param", "points=[]"],
      "--param: points must be a list of at least one value"),
     (["verify", "--claim", "musat.construction_meets_bound", *SMOKE, "--param", "depths=[]"],
@@ -394,7 +396,7 @@ def test_not_testable_is_decided_by_the_claims_own_runs():
         for profile in PROFILES:
             assert untrained(claim, profile, claim.params(profile)) is None, (claim.id, profile)
     (at_init,) = select(None, "snell.uniform_attention_at_init")
-    assert {s.steps for s in at_init.specs(at_init.params("smoke"))} == {0}
+    assert {s.steps for s in at_init.checked_specs(at_init.params("smoke"))} == {0}
 
 
 def test_bounds_hold_at_the_bound_and_refuse_past_it():

@@ -16,7 +16,7 @@ from attnverify.compare.claims.musat.below_bound import (
     outcome_counts,
     pending,
 )
-from attnverify.compare.claims.musat.protocols import SHALLOW_DESIGN
+from attnverify.compare.claims.musat.common import SHALLOW_DESIGN
 from attnverify.compare.sequential import SequentialDesign, Stop
 
 FULL = SequentialDesign((8, 12), **SHALLOW_DESIGN)

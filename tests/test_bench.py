@@ -61,6 +61,41 @@ def test_recurrent_flops_match_an_unrolled_cell(cell):
     assert counted == (expected if cell is torch.nn.LSTM else expected - 2 * B * H * gates * H)
 
 
+def _claims_run(family: str, config: str):
+    """The run a claim of ``family`` trains at profile ``config`` (seed 0), built from the
+    claims' own profiles and spec builders."""
+    if family in ("snell_copying", "snell_multihead"):
+        from attnverify.compare.claims.snell.common import COPYING, copy_spec
+
+        params = COPYING[config]
+        extra = ({"heads": 8, "cell": "gru", "shared_embedding": False}
+                 if family == "snell_multihead" else {})
+        return copy_spec(params, "permutation", params["L"], 0, **extra)
+    if family == "musat_retrieval":
+        from attnverify.compare.claims.musat.runs import RETRIEVAL, retrieval_spec
+
+        return retrieval_spec(RETRIEVAL[config], "deep", True, 0)
+    assert family == "bao_lm"
+    from attnverify.compare.claims.bao.training import LM, lm_specs
+
+    return lm_specs(LM[config].as_dict())[0]
+
+
+@pytest.mark.parametrize("config", bench.CONFIGS)
+@pytest.mark.parametrize("family", bench.FAMILIES)
+def test_bench_times_the_runs_the_claims_train(family, config):
+    """The benchmark's run of each family and configuration (written out in
+    empirics.bench.families) is the run the claims train at that profile: the same key."""
+    assert bench.family_spec(family, config).key() == _claims_run(family, config).key()
+
+
+def test_an_unknown_family_or_config_is_refused():
+    with pytest.raises(ValueError, match="unknown family 'gpt4'"):
+        bench.family_spec("gpt4", "quick")
+    with pytest.raises(ValueError, match="unknown config 'huge'"):
+        bench.family_spec("bao_lm", "huge")
+
+
 def test_bench_json_contract(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "gemm_peak", lambda repeats: 1e10)
     out = tmp_path / "bench.json"

@@ -8,11 +8,11 @@ import pytest
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.musat import HeadsComposeSubchains
-from attnverify.compare.claims.musat.composition import (
+from attnverify.compare.claims.musat.heads_compose_subchains import (
     separating_cells,
     tripling_cells,
 )
-from attnverify.compare.claims.musat.lens import binomial_sides
+from attnverify.compare.claims.musat.lens_common import binomial_sides
 from attnverify.compare.claims.musat.reach import composed_reach, doubling_reach, one_link_reach
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
@@ -41,7 +41,7 @@ DOUBLES = {**PACE, ("first", 4, 3): 1.0, ("second", 3, 3): 1.0}
 def assess(reads, accs=None):
     claim = HeadsComposeSubchains()
     params = claim.params("full")                     # the control cell: D = 5, 4 layers
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     accs = accs or [1.0] * len(specs)
     runs = [lens_run(s, a, r) for s, a, r in zip(specs, accs, reads, strict=True)]
     return claim.assess(params, runs)
@@ -93,7 +93,7 @@ def test_the_doubling_flag_counts_every_doubling_cell_read_or_not():
     p_one = binomial_sides(acc, n, 0.25)[1]
     assert p_one < 0.025 < 2 * p_one           # the case this test is about
     runs = [lens_run(s, 1.0, {**COMPOSES, ("first", 4, 3): acc})
-            for s in claim.specs(params)]
+            for s in claim.checked_specs(params)]
     for r in runs:
         r.final["lens_second"][3, 3] = np.nan       # the other doubling cell unread
     a = claim.assess(params, runs)
@@ -114,7 +114,7 @@ def test_a_refutation_reports_its_own_p_value():
 def test_a_seed_with_unread_cells_beyond_doubling_does_not_refute():
     claim = HeadsComposeSubchains()
     params = claim.params("full")
-    runs = [lens_run(s, 1.0, r) for s, r in zip(claim.specs(params),
+    runs = [lens_run(s, 1.0, r) for s, r in zip(claim.checked_specs(params),
                                                  [COMPOSES] * 4 + [ONE_LINK], strict=True)]
     runs[-1].final["lens_first"][3, 5] = np.nan          # two of its three cells unread
     runs[-1].final["lens_second"][3, 4] = np.nan
@@ -139,7 +139,7 @@ def test_the_reach_per_layer_is_reported():
 def test_a_lens_without_readings_in_the_cells_is_not_testable():
     claim = HeadsComposeSubchains()
     params = claim.params("full")
-    runs = [lens_run(s, 1.0, COMPOSES) for s in claim.specs(params)]
+    runs = [lens_run(s, 1.0, COMPOSES) for s in claim.checked_specs(params)]
     for r in runs:
         r.final["lens_first"][:] = np.nan
         r.final["lens_second"][:] = np.nan
@@ -155,7 +155,7 @@ def test_a_cell_one_link_per_layer_reaches_does_not_count():
 def test_quick_has_no_cell_that_needs_composition():
     claim = HeadsComposeSubchains()
     params = claim.params("quick")
-    assert claim.specs(params) == []
+    assert claim.checked_specs(params) == []
     a = claim.assess(params, [])
     assert a.reason is Reason.NOT_TESTABLE and "full trains D = 5" in a.explanation
 

@@ -18,6 +18,7 @@ from attnverify.compare.testing.contract import (
     CHECKS,
     ContractError,
     check_claim,
+    check_grouping_stable,
     check_negative_control,
     check_reachable_verdicts,
     parametrize_with_claim_checks,
@@ -28,30 +29,17 @@ CLAIMS = [cls() for cls in BUILTIN]
 
 CONTROLLED = {"snell.permutation_is_hard"}
 """The claims that supply a negative control and their reachable verdicts today."""
-SNELL_GROUPED = {"snell.stage1_bow_optimum", "snell.ktiw_learned_under_uniform_attention",
-                 "snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
-MUSAT_GROUPED: set[str] = set()
-BAO_GROUPED: set[str] = set()
-GROUPED = SNELL_GROUPED | MUSAT_GROUPED | BAO_GROUPED
-"""The training claims whose ``specs`` name their groups today."""
-SNELL_TYPED = {"snell.permutation_is_hard", "snell.ktiw_precedes_attention"}
-MUSAT_TYPED: set[str] = set()
-BAO_TYPED: set[str] = set()
-TYPED = SNELL_TYPED | MUSAT_TYPED | BAO_TYPED
-"""The claims whose profiles are typed ``Params`` today."""
 SPACE_REFUSED = {"musat.llms_solve_by_prompting":
                  "the top of its search space (deepest 16, 10 chains) exceeds the depth 10 "
                  "chains allow at quick and full (at most 8)"}
 
 
 def _expected(claim: Claim) -> dict[str, str]:
-    out = {} if claim.id in TYPED else {
-        "typed_params": "its profiles are dicts; no typed Params dataclass yet"}
+    out: dict[str, str] = {}  # every claim has typed profiles and (where it trains) named groups
     if claim.id not in CONTROLLED:
         out["negative_control"] = "no constructed results on which it is false yet"
+        out["grouping_stable"] = "no constructed results to reorder yet"
         out["reachable_verdicts"] = "its reachable verdicts are not declared yet"
-    if claim.id not in GROUPED and claim.trains_at_some_profile():
-        out["grouped_specs"] = "specs returns a flat list that assess reads by position"
     if claim.id in SPACE_REFUSED:
         out["space"] = SPACE_REFUSED[claim.id]
     return out
@@ -125,7 +113,7 @@ def test_a_design_that_can_only_confirm_fails_the_reachable_verdicts():
 
 
 def test_a_claim_passes_nothing_by_default():
-    for check in (check_negative_control, check_reachable_verdicts):
+    for check in (check_negative_control, check_grouping_stable, check_reachable_verdicts):
         with pytest.raises(ContractError, match=r"declared|no constructed results"):
             check(Silent())
 
@@ -133,4 +121,35 @@ def test_a_claim_passes_nothing_by_default():
 def test_every_item_is_run():
     assert list(CHECKS) == ["declarations", "profiles", "typed_params", "space",
                             "deterministic_specs", "unique_run_keys", "grouped_specs",
-                            "negative_control", "reachable_verdicts"]
+                            "negative_control", "grouping_stable", "reachable_verdicts"]
+
+
+class ReadsByPosition(RubberStamp):
+    """Named groups, but a rule that reads the first run as the treated arm: it would read
+    the wrong runs if the groups were ordered otherwise."""
+
+    def specs(self, params: dict[str, Any]) -> dict[str, list[Any]]:
+        return {"control": [object()], "treated": [object(), object()]}
+
+    def negative_control(self, params: dict[str, Any]) -> list[Any]:
+        return [0.0, 1.0, 1.0]  # stands in for the runs: only their order matters here
+
+    def assess(self, params: dict[str, Any], results: Sequence[Any]) -> Assessment:
+        treated = results[0]
+        verdict = Verdict.CONFIRMED if treated > 0.5 else Verdict.INCONCLUSIVE
+        return Assessment(verdict=verdict, theory=None, empirical=None, statistic="first",
+                          tolerance=Tolerance("none", {}), explanation=f"first run {treated}")
+
+
+class ReadsByName(ReadsByPosition):
+    def assess(self, params: dict[str, Any], results: Sequence[Any]) -> Assessment:
+        treated = sum(results["treated"]) / len(results["treated"])  # type: ignore[call-overload]
+        verdict = Verdict.CONFIRMED if treated > 0.5 else Verdict.INCONCLUSIVE
+        return Assessment(verdict=verdict, theory=None, empirical=None, statistic="mean",
+                          tolerance=Tolerance("none", {}), explanation=f"treated {treated}")
+
+
+def test_a_rule_that_reads_runs_by_position_fails_grouping_stable():
+    with pytest.raises(ContractError, match=r"reads its runs by position \(results\[0\]\)"):
+        check_grouping_stable(ReadsByPosition())
+    check_grouping_stable(ReadsByName())

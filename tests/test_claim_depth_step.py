@@ -14,7 +14,8 @@ from attnverify import theory
 from attnverify.compare import Verdict
 from attnverify.compare.claim import ClaimKind
 from attnverify.compare.claims.musat import DepthStepAtRefinedBound
-from attnverify.compare.claims.musat.depth_step import largest_solved
+from attnverify.compare.claims.musat.depth_step_at_refined_bound import largest_solved
+from attnverify.compare.groups import flatten
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
 from attnverify.empirics.probes.retrieval_metrics import depth_metric
@@ -44,7 +45,7 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), untraine
     claim = DepthStepAtRefinedBound()
     params = {**claim.params("full"), **changes}
     accs = {cell[:2]: list(values) for cell, values in zip(
-        claim.cells(params), (at_bound, past_bound, *controls), strict=True)}
+        claim.step_cells(params), (at_bound, past_bound, *controls), strict=True)}
     trained = {key: 0 for key in accs}
 
     def run(specs):
@@ -52,18 +53,18 @@ def staged(at_bound, past_bound, controls=([LEARNS] * 3, [LEARNS] * 3), untraine
         for s in specs:
             key = (s.task.D, s.model.layers)
             i = trained[key]
-            past = key == tuple(claim.cells(params)[1][:2])
+            past = key == tuple(claim.step_cells(params)[1][:2])
             out.append(fake(s, accs[key][i], 0.5 if past and i in untrained else 1.0))
             trained[key] += 1
         return out
 
-    results = run(claim.specs(params))
+    results = run(claim.checked_specs(params))
     stages = 0
     while (followups is None or stages < followups) and (
-            more := claim.followup(params, results)):
+            more := flatten(claim.followup(params, results))):
         results += run(more)
         stages += 1
-    counts = [trained[cell[:2]] for cell in claim.cells(params)[:2]]
+    counts = [trained[cell[:2]] for cell in claim.step_cells(params)[:2]]
     return claim.assess(params, results), counts
 
 
@@ -143,9 +144,9 @@ def test_no_step_cell_shares_a_seed_with_a_control():
     layers; the gate picks controls that learn, which would favour the at-bound cell."""
     claim = DepthStepAtRefinedBound()
     params = claim.params("full")
-    controls = claim.specs(params)
+    controls = claim.checked_specs(params)
     results = [fake(s, LEARNS) for s in controls]
-    step = claim.followup(params, results)
+    step = flatten(claim.followup(params, results))
     assert {s.seed for s in controls} == {200, 201, 202}
     assert sorted({s.seed for s in step}) == list(range(203, 209))
     assert len(step) == 12
@@ -170,7 +171,7 @@ def test_a_cell_off_the_step_of_the_bound_is_not_testable():
 def test_quick_trains_nothing_and_says_why():
     claim = DepthStepAtRefinedBound()
     params = claim.params("quick")
-    assert claim.specs(params) == [] and claim.followup(params, []) == []
+    assert claim.checked_specs(params) == [] and not flatten(claim.followup(params, []))
     a = claim.assess(params, [])
     assert a.reason is Reason.NOT_TESTABLE and "calibration seeds 900 to 902" in a.explanation
     assert claim.figures(params, [], a) == {}
@@ -195,19 +196,19 @@ def test_the_cells_of_a_point(t):
     assert claim.space["t"].low <= t <= claim.space["t"].high
     params = {**claim.params("smoke"), **claim.point_params({"t": t})}
     claim.check_params(params)
-    assert [cell[:2] for cell in claim.cells(params)] == [(D, t), (D + 1, t), (D, t + 1),
+    assert [cell[:2] for cell in claim.step_cells(params)] == [(D, t), (D + 1, t), (D, t + 1),
                                                           (D + 1, t + 2)]
     # the first stage is the two controls
-    shapes = [(s.task.D, s.model.layers) for s in claim.specs(params)]
+    shapes = [(s.task.D, s.model.layers) for s in claim.checked_specs(params)]
     assert sorted(set(shapes)) == [(D, t + 1), (D + 1, t + 2)]
 
 
 def test_the_figure_draws_the_cells_and_both_bounds():
     claim = DepthStepAtRefinedBound()
     params = claim.params("full")
-    results = [fake(s, LEARNS) for s in claim.specs(params)]  # the controls learn
+    results = [fake(s, LEARNS) for s in claim.checked_specs(params)]  # the controls learn
     results += [fake(s, LEARNS if s.task.D == 2 else CHANCE)
-                for s in claim.followup(params, results)]
+                for s in flatten(claim.followup(params, results))]
     a = claim.assess(params, results)
     fig = claim.figures(params, results, a)["depth_step"]
     labels = [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]

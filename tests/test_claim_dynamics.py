@@ -30,12 +30,11 @@ def test_dynamics_rule(failures, warm, verdict, reason):
     claim = DynamicsNotExpressiveness()
     params = claim.params("full")
     specs = claim.specs(params)
-    n = params["seeds"]
-    results = ([_run(s, i >= failures) for i, s in enumerate(specs[:n])]
-               + [_run(s, i < warm) for i, s in enumerate(specs[n:])])
-    a = claim.assess(params, results)
+    results = ([_run(s, i >= failures) for i, s in enumerate(specs["standard"])]
+               + [_run(s, i < warm) for i, s in enumerate(specs["warm"])])
+    a = claim.assess(params, claim.results_for(params, results))
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
-    assert a.empirical.value == failures / n
+    assert a.empirical.value == failures / params["seeds"]
     assert a.empirical.extras["warmup_final_acc"] == pytest.approx(0.99)
 
 
@@ -44,13 +43,12 @@ def test_the_warm_arm_reuses_the_first_seeds_and_no_other_claims_runs():
 
     claim = DynamicsNotExpressiveness()
     params = claim.params("full")
-    specs = claim.specs(params)
-    n = params["seeds"]
-    assert [s.seed for s in specs[n:]] == [s.seed for s in specs[:params["warm_seeds"]]]
+    standard, warm = claim.specs(params)["standard"], claim.specs(params)["warm"]
+    assert [s.seed for s in warm] == [s.seed for s in standard[:params["warm_seeds"]]]
     assert all(s.warm_start.task.distribution == "subset"
                and s.warm_start.task.vocab_size == s.task.vocab_size == s.task.length
-               and s.warm_start.seed == s.seed for s in specs[n:])
-    ours = {s.key() for s in specs}
+               and s.warm_start.seed == s.seed for s in warm)
+    ours = {s.key() for s in claim.checked_specs(params)}
     for other in BUILTIN:
         if other is not DynamicsNotExpressiveness:
             theirs = {s.key() for s in other().checked_specs(other().params("full"))}
@@ -72,9 +70,9 @@ def test_too_few_standard_seeds_to_refute_is_not_testable(seeds, failures):
     claim = DynamicsNotExpressiveness()
     params = claim.params("full") | {"seeds": seeds, "warm_seeds": 1}
     specs = claim.specs(params)
-    results = ([_run(s, i >= failures) for i, s in enumerate(specs[:seeds])]
-               + [_run(s, True) for s in specs[seeds:]])
-    a = claim.assess(params, results)
+    results = ([_run(s, i >= failures) for i, s in enumerate(specs["standard"])]
+               + [_run(s, True) for s in specs["warm"]])
+    a = claim.assess(params, claim.results_for(params, results))
     assert (a.verdict, a.reason) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE), a.explanation
     assert "at least 7" in a.explanation
 
@@ -82,7 +80,6 @@ def test_too_few_standard_seeds_to_refute_is_not_testable(seeds, failures):
 def test_seven_seeds_can_refute():
     claim = DynamicsNotExpressiveness()
     params = claim.params("full") | {"seeds": 7, "warm_seeds": 1}
-    specs = claim.specs(params)
-    results = [_run(s, True) for s in specs]  # no failure: p = 0.7^7 = 0.082 < 0.10
-    a = claim.assess(params, results)
+    results = [_run(s, True) for s in claim.checked_specs(params)]  # no failure: p = 0.082
+    a = claim.assess(params, claim.results_for(params, results))
     assert (a.verdict, a.reason) == (Verdict.REFUTED, Reason.DECIDED), a.explanation

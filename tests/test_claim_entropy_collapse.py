@@ -11,7 +11,7 @@ import torch
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.bao import SmallVarianceAvoidsEntropyCollapse
-from attnverify.compare.claims.bao.entropy_collapse import eigen_mean
+from attnverify.compare.claims.bao.small_variance_avoids_entropy_collapse import eigen_mean
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import AttentionLMConfig, RandomWalkLMTask, RunResult
 from attnverify.empirics.probes.qk_spectrum import eigen_stats
@@ -56,10 +56,10 @@ def run(spec, entropy: tuple[float, float], loss: tuple[float, float]) -> RunRes
                      train_loss=np.array([3.9, loss[1]]))
 
 
-def results(small, large, n=PARAMS["seeds"], diverged=()):
+def results(small, large, diverged=()):
     specs = CLAIM.specs(PARAMS)
-    out = ([run(s, *small(i)) for i, s in enumerate(specs[:n])]
-           + [run(s, *large(i)) for i, s in enumerate(specs[n:])])
+    out = ([run(s, *small(i)) for i, s in enumerate(specs["small_std"])]
+           + [run(s, *large(i)) for i, s in enumerate(specs["large_std"])])
     for i in diverged:
         out[i] = replace(out[i], status="diverged")
     return out
@@ -111,13 +111,14 @@ def test_diverged_pairs_are_dropped_and_counted():
 def test_too_few_pairs_is_not_testable():
     params = PARAMS | {"seeds": 5}
     specs = CLAIM.specs(params)
-    runs = [run(s, *SMALL(0)) for s in specs[:5]] + [run(s, *COLLAPSED(0)) for s in specs[5:]]
+    runs = ([run(s, *SMALL(0)) for s in specs["small_std"]]
+            + [run(s, *COLLAPSED(0)) for s in specs["large_std"]])
     a = CLAIM.assess(params, runs)
     assert a.reason is Reason.NOT_TESTABLE and "fewer than 6" in a.explanation
 
 
 def test_decision_seeds_are_fresh():
-    seeds = {s.seed for s in CLAIM.specs(PARAMS)}
+    seeds = {s.seed for s in CLAIM.checked_specs(PARAMS)}
     assert seeds == set(range(840, 850))
     with pytest.raises(ValueError, match="small_std < large_std"):
         CLAIM.check_params(PARAMS | {"small_std": 4.0, "large_std": 0.1})
@@ -134,9 +135,8 @@ def test_spectra_set_up_the_contrast_at_step_0(profile):
     the large variance starts attention collapsed, the small one does not."""
     params = CLAIM.params(profile)
     specs = CLAIM.specs(params)
-    n = params["seeds"]
     start = {}
-    for arm, spec in (("small", specs[0]), ("large", specs[n])):
+    for arm, spec in (("small", specs["small_std"][0]), ("large", specs["large_std"][0])):
         spec = replace(spec, seed=700, steps=1, eval_every=1)
         start[arm] = float(train(spec).metric("attn_entropy_norm")[0])
     assert start["large"] < 0.3 < 0.5 < start["small"]

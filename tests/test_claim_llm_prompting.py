@@ -12,7 +12,7 @@ import torch
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.musat import LlmsSolveByPrompting
-from attnverify.compare.claims.musat.prompting import answer_cell, decide_prompting
+from attnverify.compare.claims.musat.llms_solve_by_prompting import answer_cell, decide_prompting
 from attnverify.compare.memo import rooted
 from attnverify.compare.protocol import Reason
 from attnverify.empirics.tasks.retrieval_prompts import (

@@ -41,41 +41,43 @@ NOT_LEARNED = (0.001, 0.5, 0.0001)      # low loss is not enough without copying
     ([HIGH_LOSS_FLIPPED] * 4 + [ALIGNED], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
 ])
 def test_rule(outcomes, verdict, reason):
-    results = [run(spec, *o) for spec, o in zip(CLAIM.specs(PARAMS), outcomes, strict=True)]
-    a = CLAIM.assess(PARAMS, results)
+    results = [run(spec, *o) for spec, o in zip(CLAIM.checked_specs(PARAMS), outcomes, strict=True)]
+    a = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results))
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
     assert a.empirical.value == sum(o is FLIPPED for o in outcomes)
 
 
 def test_no_counterexample_states_the_bound():
-    results = [run(spec, *ALIGNED) for spec in CLAIM.specs(PARAMS)]
-    assert "at most 0.45" in CLAIM.assess(PARAMS, results).explanation  # 1 - 0.05 ** (1/5)
+    results = [run(spec, *ALIGNED) for spec in CLAIM.checked_specs(PARAMS)]
+    a = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results))
+    assert "at most 0.45" in a.explanation  # 1 - 0.05 ** (1/5)
 
 
 def test_runs_cut_off_by_the_budget_are_reported():
     outcomes = [HIGH_LOSS_FLIPPED] * 4 + [ALIGNED]
-    results = [run(spec, *o) for spec, o in zip(CLAIM.specs(PARAMS), outcomes, strict=True)]
-    text = CLAIM.assess(PARAMS, results).explanation
+    results = [run(spec, *o) for spec, o in zip(CLAIM.checked_specs(PARAMS), outcomes, strict=True)]
+    text = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results)).explanation
     assert "4 more copy away from the gold position" in text and "too short" in text
 
 
 def test_uniform_gold_attention_is_not_a_counterexample():
     exactly_uniform = (0.14, 1.0, 1 / PARAMS["L"])
-    results = [run(spec, *exactly_uniform) for spec in CLAIM.specs(PARAMS)]
-    a = CLAIM.assess(PARAMS, results)
+    results = [run(spec, *exactly_uniform) for spec in CLAIM.checked_specs(PARAMS)]
+    a = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results))
     assert a.verdict is Verdict.INCONCLUSIVE and a.empirical.value == 0
 
 
 def test_diverged_runs_are_never_counterexamples():
     from dataclasses import replace
 
-    results = [replace(run(spec, *FLIPPED), status="diverged") for spec in CLAIM.specs(PARAMS)]
-    a = CLAIM.assess(PARAMS, results)
+    results = [replace(run(spec, *FLIPPED), status="diverged")
+               for spec in CLAIM.checked_specs(PARAMS)]
+    a = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results))
     assert a.reason is Reason.NOT_TESTABLE and "5 diverged" in a.explanation
 
 
 def test_seed_blocks_do_not_overlap():
-    specs = CLAIM.specs(PARAMS)
+    specs = CLAIM.checked_specs(PARAMS)
     assert [s.seed for s in specs] == list(range(610, 615))
     with pytest.raises(ValueError, match="run into"):
         CLAIM.check_params(PARAMS | {"seeds": 41})

@@ -8,8 +8,14 @@ import pytest
 
 from attnverify.compare import Verdict, evaluate
 from attnverify.compare.claims.snell import MultiheadRescuesPermutations, OneGoodHeadRescues
-from attnverify.compare.claims.snell.multihead_success import CANDIDATE_SEEDS
-from attnverify.compare.claims.snell.one_good_head import BUNDLE_DATA_SEED
+from attnverify.compare.claims.snell.section5.one_good_head_rescues import (
+    BUNDLE_DATA_SEED,
+    STAGES,
+    draws,
+)
+from attnverify.compare.claims.snell.section5.stages import CANDIDATE_SEEDS, candidate_states
+from attnverify.compare.evaluation.verify import checked_point
+from attnverify.compare.groups import flatten
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult, RunSpec
 
@@ -32,11 +38,11 @@ def fake(spec: RunSpec, acc: list[float]) -> RunResult:
 def classify(params, label_of):
     """Drive the classification stages with candidate i labelled ``label_of(i)`` on every seed;
     the single-head results and the bundle specs the last stage asks for."""
-    stage, results = CLAIM.specs(params), []
+    stage, results = CLAIM.checked_specs(params), []
     while stage and all(s.model.heads == 1 for s in stage):
         results += [fake(s, HISTORY[label_of(s.model.head_seeds[0] - CANDIDATE_SEEDS)])
                     for s in stage]
-        stage = CLAIM.followup(params, results)
+        stage = flatten(CLAIM.followup(params, results))
     return results, stage
 
 
@@ -56,9 +62,10 @@ def has_good(good):
 
 def test_full_classifies_the_candidates_of_the_multihead_claim():
     multi = MultiheadRescuesPermutations()
-    ours, theirs = CLAIM.specs(CLAIM.params("full")), multi.specs(multi.params("full"))
+    ours = CLAIM.checked_specs(CLAIM.params("full"))
+    theirs = multi.checked_specs(multi.params("full"))
     assert [s.key() for s in ours] == [s.key() for s in theirs]
-    assert CLAIM.needed(CLAIM.params("full")) == {"good": 20, "bad": 12}
+    assert STAGES.needed(CLAIM.params("full")) == {"good": 20, "bad": 12}
     assert "until 12 bad and 20 good heads are known (at most 400" in CLAIM.seed_plan(
         CLAIM.params("full"))
     assert CLAIM.seed_plan(CLAIM.params("quick")) == ""
@@ -76,27 +83,29 @@ def test_quick_trains_nothing_and_says_why():
 
 def test_the_pools_fill_and_the_draws_come_from_them():
     results, bundles = classify(PARAMS, every_third_bad)
-    good, bad = CLAIM.kept(PARAMS, CLAIM.states(PARAMS, results))
+    good, bad = STAGES.kept(PARAMS, candidate_states(PARAMS, results))
     assert len(good) == 2 and len(bad) == 4
-    draws = CLAIM.draws(PARAMS, good, bad)
-    assert all(len(s) == 2 and set(s) <= set(bad) for s in draws["bad"])
+    drawn = draws(PARAMS, good, bad)
+    assert all(len(s) == 2 and set(s) <= set(bad) for s in drawn["bad"])
     assert all(len(set(s) & set(good)) == 1 and len(set(s) & set(bad)) == 1
-               for s in draws["bad + 1 good"])
-    assert len(set(draws["bad"])) > 1  # more bad heads than a bundle: several sets
+               for s in drawn["bad + 1 good"])
+    assert len(set(drawn["bad"])) > 1  # more bad heads than a bundle: several sets
     # one run per distinct set, data seed 0 on the base
-    sets = {s for kind in draws.values() for s in kind}
+    sets = {s for kind in drawn.values() for s in kind}
     assert sorted(s.model.head_seeds for s in bundles) == sorted(sets)
     # data seed 3, which labelled no head
     assert all(s.seed == BUNDLE_DATA_SEED == 3 and s.model.base_seed == PARAMS["base_seed"]
                for s in bundles)
     assert BUNDLE_DATA_SEED not in {r.spec.seed for r in results}
-    assert CLAIM.draws(PARAMS, good, bad) == draws  # fixed streams
-    assert CLAIM.followup(PARAMS, with_bundles(results, bundles, lambda h: True)) == []
+    assert draws(PARAMS, good, bad) == drawn  # fixed streams
+    assert not CLAIM.followup(PARAMS, with_bundles(results, bundles, lambda h: True))
+    last = CLAIM.results_for(PARAMS, with_bundles(results, bundles, lambda h: True)).groups()[-1]
+    assert last.startswith("bundles_")  # the last stage's group
 
 
 def test_a_good_head_that_rescues_confirms_and_duplicates_count():
     results, bundles = classify(PARAMS, every_third_bad)
-    good, _ = CLAIM.kept(PARAMS, CLAIM.states(PARAMS, results))
+    good, _ = STAGES.kept(PARAMS, candidate_states(PARAMS, results))
     a = CLAIM.assess(PARAMS, with_bundles(results, bundles, has_good(set(good))))
     assert a.verdict is Verdict.CONFIRMED, a.explanation
     assert tuple(a.details["test"]["n"]) == (12, 12)  # every draw, though sets repeat
@@ -118,7 +127,7 @@ def test_no_rescue_refutes_and_says_which_side_failed():
 
 def test_one_bad_head_that_learns_in_company_shows_in_the_shares():
     results, bundles = classify(PARAMS, every_third_bad)
-    good, bad = CLAIM.kept(PARAMS, CLAIM.states(PARAMS, results))
+    good, bad = STAGES.kept(PARAMS, candidate_states(PARAMS, results))
     carrier = bad[0]
     a = CLAIM.assess(PARAMS, with_bundles(results, bundles,
                                           lambda h: carrier in h or bool(set(h) & set(good))))
@@ -150,6 +159,15 @@ def test_missing_bundles_are_not_testable():
 def test_parameters_that_cannot_test_it_are_refused(name, value):
     with pytest.raises(ValueError, match=name):
         CLAIM.check_params(PARAMS | {name: value})
+    with pytest.raises(ValueError, match=f"^{name} must be"):  # verify --param, up front
+        checked_point(CLAIM, "smoke", {name: value})
+
+
+def test_the_profiles_own_values_are_accepted_and_quick_cannot_train():
+    for profile in ("smoke", "quick", "full"):
+        checked_point(CLAIM, profile, CLAIM.params(profile))
+    with pytest.raises(ValueError, match=r"train=true needs .*needed_bad.*--profile full"):
+        checked_point(CLAIM, "quick", {"train": True})
 
 
 def test_the_claim_runs_end_to_end_at_smoke(store):

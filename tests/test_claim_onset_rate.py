@@ -10,7 +10,7 @@ import torch
 from attnverify import theory
 from attnverify.compare import Verdict
 from attnverify.compare.claims.snell import Stage2OnsetRate
-from attnverify.compare.claims.snell import onset_rate as module
+from attnverify.compare.claims.snell import stage2_onset_rate as module
 from attnverify.theory.prediction import Prediction
 
 CLAIM = Stage2OnsetRate()

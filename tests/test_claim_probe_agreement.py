@@ -10,7 +10,7 @@ import pytest
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.snell import UniformProbeAgreesWithAttention
-from attnverify.compare.claims.snell.probe_agreement import (
+from attnverify.compare.claims.snell.uniform_probe_agrees_with_attention import (
     agreement,
     decide_agreement,
     shuffled_agreement,
@@ -85,14 +85,16 @@ def _pair(spec_normal, spec_uniform, learned, agree):
 def test_the_claim_reads_its_run_pairs(agree, verdict):
     claim = UniformProbeAgreesWithAttention()
     params = claim.params("smoke") | {"seeds": 4}
-    specs = claim.specs(params)
-    assert len(specs) == 16 and specs[0].seed == specs[1].seed
-    assert specs[1].model.attention == "uniform" and specs[0].model.record_probe
+    pairs = claim.specs(params)
+    assert len(pairs) == 8 and list(pairs)[:2] == ["subset_300", "subset_301"]
+    assert all(normal.seed == uniform.seed for normal, uniform in pairs.values())
+    normal, uniform = pairs["subset_300"]
+    assert uniform.model.attention == "uniform" and normal.model.record_probe
     results = []
-    for i in range(0, len(specs), 2):
-        subset = specs[i].task.distribution == "subset"
-        results += _pair(specs[i], specs[i + 1], learned=subset or i % 4 == 0, agree=agree)
-    a = claim.assess(params, results)
+    for i, (normal, uniform) in enumerate(pairs.values()):
+        subset = normal.task.distribution == "subset"
+        results += _pair(normal, uniform, learned=subset or i % 2 == 0, agree=agree)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is verdict, a.explanation
     assert "permutations" in a.explanation and a.details["xi"]["subset"]["xi_star"] == 1.0
 
@@ -100,11 +102,10 @@ def test_the_claim_reads_its_run_pairs(agree, verdict):
 def test_too_few_learned_pairs_are_not_testable():
     claim = UniformProbeAgreesWithAttention()
     params = claim.params("smoke") | {"seeds": 4}
-    specs = claim.specs(params)
     results = []
-    for i in range(0, len(specs), 2):
-        results += _pair(specs[i], specs[i + 1], learned=i < 4, agree=True)
-    assert claim.assess(params, results).reason is Reason.NOT_TESTABLE
+    for i, (normal, uniform) in enumerate(claim.specs(params).values()):
+        results += _pair(normal, uniform, learned=i < 2, agree=True)
+    assert claim.assess(params, claim.results_for(params, results)).reason is Reason.NOT_TESTABLE
 
 
 def test_a_real_run_records_the_probe_and_an_unrecorded_spec_keeps_its_key():

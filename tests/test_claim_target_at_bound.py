@@ -9,8 +9,8 @@ import torch
 
 from attnverify.compare import Verdict
 from attnverify.compare.claims.musat import TargetAppearsAtBound
-from attnverify.compare.claims.musat.lens import binomial_sides
-from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
+from attnverify.compare.claims.musat.common import DECISION_SEEDS
+from attnverify.compare.claims.musat.lens_common import binomial_sides
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import RunResult
 from attnverify.empirics.models.retrieval_transformer import RetrievalTransformerConfig
@@ -43,7 +43,7 @@ def lens_run(spec, query_acc, lens_query, sees=True, one_hop_only=False, second=
 def assess(lens_rows, accs=None, sees=True, one_hop_only=False, second=False):
     claim = TargetAppearsAtBound()
     params = claim.params("full")          # the control cell: D = 5 (bound 3), 4 layers
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     accs = accs or [1.0] * len(specs)
     runs = [lens_run(s, a, row, sees, one_hop_only, second)
             for s, a, row in zip(specs, accs, lens_rows, strict=True)]
@@ -159,11 +159,11 @@ def test_a_lens_that_reads_only_one_hop_cannot_confirm():
 def test_quick_has_no_layer_from_two_below_the_bound():
     claim = TargetAppearsAtBound()
     params = claim.params("quick")                         # D = 2: min_layers 2
-    assert claim.specs(params) == []
+    assert claim.checked_specs(params) == []
     a = claim.assess(params, [])
     assert a.reason is Reason.NOT_TESTABLE and "full trains D = 5" in a.explanation
     params = {**claim.params("full"), "control": (4, 4, 8)}  # min_layers(4) = 2
-    a = claim.assess(params, [lens_run(s, 1.0, AT_BOUND) for s in claim.specs(params)])
+    a = claim.assess(params, [lens_run(s, 1.0, AT_BOUND) for s in claim.checked_specs(params)])
     assert a.reason is Reason.NOT_TESTABLE and "no layer from 2 on" in a.explanation
 
 

@@ -15,10 +15,11 @@ from attnverify.compare.claims.bao import (
     TrainedSpectrumPredictsLocalization,
 )
 from attnverify.compare.claims.bao.training import lm_specs
+from attnverify.compare.groups import flatten
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
-MC_CLAIMS = [c for c in select("bao") if not c.specs(c.params("smoke"))]
+MC_CLAIMS = [c for c in select("bao") if not c.checked_specs(c.params("smoke"))]
 
 
 @pytest.mark.parametrize("claim", MC_CLAIMS, ids=lambda c: c.id)
@@ -86,8 +87,8 @@ def locater_runs(params, arms, rng, noise=0.001, status=None):
                         var * np.exp(rng.normal(0, noise)), status.get((key, spec.seed), "ok"),
                         diversity + rng.normal(0, noise), mean + rng.normal(0, noise))
 
-    results = [run(s) for s in claim.specs(params)]
-    results += [run(s) for s in claim.followup(params, results)]
+    results = [run(s) for s in claim.checked_specs(params)]
+    results += [run(s) for s in flatten(claim.followup(params, results))]
     return results
 
 
@@ -191,7 +192,7 @@ def test_entropy_monotone_in_mean_rule(monkeypatch, slope, verdict):
     grid (common random numbers), so a slope of 0 moves nothing significantly."""
     from types import SimpleNamespace
 
-    import attnverify.compare.claims.bao.entropy as entropy_module
+    import attnverify.compare.claims.bao.entropy_grid as entropy_module
     from attnverify.compare.claims.bao import EntropyMonotoneInMean
 
     noise = np.random.default_rng(0).normal(0, 0.1, 500)

@@ -18,13 +18,15 @@ from attnverify.compare.claims.musat import (
     ShallowModelsFail,
     SufficientDepthLearns,
 )
-from attnverify.compare.claims.musat.protocols import DECISION_SEEDS
+from attnverify.compare.claims.musat.common import DECISION_SEEDS
+from attnverify.compare.claims.musat.heads import ROLES, emerged
 from attnverify.compare.claims.musat.runs import (
     NO_GRID,
     allowed_depths,
     chance_limit,
     near_chance,
 )
+from attnverify.compare.groups import flatten
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import LocalExecutor, RunResult
 
@@ -81,10 +83,10 @@ def run_shallow_stages(claim, params, shallow, control, depths=None):
         if (D, layers, spec.task.distractors) == tuple(params["control"]):
             return control[i]
         return 1.0 if spec.task.ic else 0.25
-    first = claim.specs(params)
+    first = claim.checked_specs(params)
     results = [fake(s, [0.0, 0.1, acc(s, s.seed - DECISION_SEEDS)]) for s in first]
     sizes = [len(first)]
-    while more := claim.followup(params, results):
+    while more := flatten(claim.followup(params, results)):
         assert {(s.task.D, s.model.layers, s.task.ic) for s in more} == {(5, 2, True)}
         finals = [depths[s.seed - DECISION_SEEDS] if depths else (1.0, 1.0, 1.0) for s in more]
         results += [fake(s, [0.0, 0.1, shallow[s.seed - DECISION_SEEDS]],
@@ -109,7 +111,7 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
     params = {**claim.params("smoke"), **TESTABLE_SHALLOW}
     assert claim.staged(params)
     assert not any(s.task.D == 5 and s.model.layers == 2 and s.task.ic
-                   for s in claim.specs(params))  # the shallow IC cell waits
+                   for s in claim.checked_specs(params))  # the shallow IC cell waits
     results, sizes = run_shallow_stages(claim, params, shallow, control)
     assert sizes[1:] == stages
     a = claim.assess(params, results)
@@ -211,7 +213,7 @@ def test_shallow_rule_stops_at_a_diverged_seed_and_is_not_testable():
     results, _ = run_shallow_stages(claim, params, [0.25] * 8, [1.0, 1.0])
     shallow = [r for r in results if r.spec.model.layers == 2 and r.spec.task.ic]
     shallow[3].status = "diverged"
-    assert claim.followup(params, results) == []
+    assert not flatten(claim.followup(params, results))
     a = claim.assess(params, results)
     assert a.reason is Reason.NOT_TESTABLE and "every seed of a look must finish" in a.explanation
 
@@ -219,7 +221,7 @@ def test_shallow_rule_stops_at_a_diverged_seed_and_is_not_testable():
 def test_one_layer_cannot_test_the_shallow_claim():
     claim = ShallowModelsFail()
     params = claim.params("quick")
-    a = claim.assess(params, [fake(s, [0.0, 0.1, 0.08]) for s in claim.specs(params)])
+    a = claim.assess(params, [fake(s, [0.0, 0.1, 0.08]) for s in claim.checked_specs(params)])
     assert a.reason is Reason.NOT_TESTABLE and "one layer at D = 2" in a.explanation
 
 
@@ -232,11 +234,11 @@ def test_one_layer_cannot_test_the_shallow_claim():
 def test_sufficient_depth_sequential_rule(learned, verdict, look):
     claim = SufficientDepthLearns()
     params = {**claim.params("quick"), "looks": (3, 6)}
-    first = claim.specs(params)
+    first = claim.checked_specs(params)
     assert [s.seed for s in first] == [DECISION_SEEDS + i for i in range(3)]
     runs = [fake(s, [0.0, 0.5, 1.0 if ok else 0.25]) for s, ok in zip(first, learned,
                                                                        strict=False)]
-    more = claim.followup(params, runs)
+    more = flatten(claim.followup(params, runs))
     if look == 1:
         assert more == []
     else:
@@ -250,7 +252,7 @@ def test_sufficient_depth_sequential_rule(learned, verdict, look):
 def test_a_diverged_seed_is_a_failed_seed_for_sufficient_depth():
     claim = SufficientDepthLearns()
     params = {**claim.params("quick"), "looks": (3,)}
-    results = [fake(s, [0.0, 0.5, 1.0]) for s in claim.specs(params)]
+    results = [fake(s, [0.0, 0.5, 1.0]) for s in claim.checked_specs(params)]
     results[1].status = "diverged"
     a = claim.assess(params, results)
     assert a.details["query_acc"] == [1.0, 0.0, 1.0] and a.n_seeds == 3
@@ -261,7 +263,8 @@ def test_sufficient_depth_names_the_seeds_that_learned_and_the_plateau():
     claim = SufficientDepthLearns()
     params = {**claim.params("smoke"), "looks": (3,), "deep": (2, 4)}
     runs = [fake(s, [0.0, 0.5, acc], depths=[[1, 1, 1], [0, 1, 1], [0, 0.9, depth2]])
-            for s, acc, depth2 in zip(claim.specs(params), [1.0, 0.25, 0.99], [1.0, 0.97, 1.0],
+            for s, acc, depth2 in zip(claim.checked_specs(params), [1.0, 0.25, 0.99],
+                                      [1.0, 0.97, 1.0],
                                       strict=True)]
     a = claim.assess(params, runs)
     assert "2 of 3 seeds learned" in a.explanation and "[0.97]" in a.explanation
@@ -276,11 +279,15 @@ def test_the_heat_map_grid_adds_cells_once_and_draws_them():
     # four named groups; the grid's (2, 1, 4) is the shallow cell: trained once
     assert [(c, ic) for c, ic, _ in plan[4:]] == [
         (cell, ic) for cell in [(1, 1, 4), (1, 3, 4), (2, 3, 4)] for ic in (True, False)]
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     assert len(specs) == 4 * 2 + 6 * 1 and len({s.key() for s in specs}) == len(specs)
-    results = [fake(s, [0.0, 0.1, 0.25 if s.model.layers == 1 else 1.0]) for s in specs]
-    groups = claim.groups(params, results)
-    assert [len(g) for g in groups] == [2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
+    results = claim.results_for(params, [fake(s, [0.0, 0.1, 0.25 if s.model.layers == 1
+                                                  else 1.0]) for s in specs])
+    assert results.groups() == ["shallow", "deep", "shallow_query_only", "deep_query_only",
+                                *(f"D{D}_layers{layers}_distractors4{arm}"
+                                  for D, layers in ((1, 1), (1, 3), (2, 3))
+                                  for arm in ("", "_query_only"))]
+    assert [len(results[name]) for name in results.groups()] == [2, 2, 2, 2, 1, 1, 1, 1, 1, 1]
     a = claim.assess(params, results)
     assert a.reason is Reason.NOT_TESTABLE  # one layer: measured and drawn, not decided
     fig = claim.figures(params, results, a)["depth_heatmap"]
@@ -297,11 +304,11 @@ def test_one_layer_is_compared_with_the_value_slot_level_too():
     claim = ShallowModelsFail()
     for shallow, expected in (((2, 1, 4), "1/12 = 0.083"), ((4, 1, 8), "1/24 = 0.042")):
         params = {**claim.params("smoke"), "seeds": 2, "shallow": shallow, "grid": NO_GRID}
-        specs = claim.specs(params)
+        specs = claim.checked_specs(params)
         a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in specs])
         assert expected in a.explanation and a.reason is Reason.NOT_TESTABLE
     params = {**claim.params("smoke"), "seeds": 2, "shallow": (5, 3, 4), "grid": NO_GRID}
-    a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in claim.specs(params)])
+    a = claim.assess(params, [fake(s, [0.0, 0.08]) for s in claim.checked_specs(params)])
     assert "value slot" not in a.explanation
 
 
@@ -313,7 +320,7 @@ def heads_run(spec, events, drop):
     layers, heads = spec.model.layers, spec.model.heads
     for layer in range(layers):
         for head in range(heads):
-            for role in HeadsEmergeInSequence.ROLES:
+            for role in ROLES:
                 run.metrics[f"head{layer}.{head}_{role}"] = np.zeros(len(steps))
     for layer, role, i in events:
         run.metrics[f"head{layer}.0_{role}"][i:] = 0.9
@@ -340,7 +347,7 @@ def test_heads_rule(orders, drop, expected, words):
     """Order, simultaneity and ablation decide, on constructed score histories."""
     claim = HeadsEmergeInSequence()
     params = {**claim.params("smoke"), "seeds": 2}
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     results = [heads_run(spec, events, drop) for spec, events in zip(specs, orders, strict=True)]
     a = claim.assess(params, results)
     assert a.verdict is expected and words in a.explanation, a.explanation
@@ -350,18 +357,18 @@ def test_attention_maps_name_the_emerged_heads():
     from attnverify.compare.claims.musat.figures import attention_figure
 
     claim = SufficientDepthLearns()
-    spec = claim.specs({**claim.params("smoke"), "seeds": 1})[0]
+    spec = claim.checked_specs({**claim.params("smoke"), "seeds": 1})[0]
     run = fake(spec, [0.0, 0.5, 1.0, 1.0], steps=(0, 100, 200, 300))
     for layer in range(2):
         for head in range(2):
-            for role in HeadsEmergeInSequence.ROLES:
+            for role in ROLES:
                 run.metrics[f"head{layer}.{head}_{role}"] = np.zeros(4)
     run.metrics["head1.0_chain_next"] = np.array([0.1, 0.6, 0.7, 0.8])  # emerges at step 100
     run.metrics["head0.1_partner"] = np.array([0.1, 0.6, 0.2, 0.8])     # does not stay
     run.metrics["head0.0_partner"] = np.array([0.1, 0.45, 0.5, 0.5])  # a one-way partner
     run.metrics["head0.0_partner_from_first"] = np.array([0.2, 0.9, 1.0, 1.0])  # head
     run.final = {"attention_example": np.full((2, 2, 5, 5), 0.2)}
-    events = HeadsEmergeInSequence().emerged(run)
+    events = emerged(run)
     fig = attention_figure(run, events)
     titles = [ax.get_title() for ax in fig.axes[:4]]
     assert titles == ["L0 H0: partner_from_first (step 100)", "L0 H1: not emerged",
@@ -380,7 +387,7 @@ def test_attention_maps_name_the_emerged_heads():
 def test_curriculum_rule(ic, query_only, verdict, reason):
     claim = ImplicitCurriculumNeeded()
     params = {**claim.params("smoke"), "seeds": len(ic)}
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     results = [fake(s, [0.0, 0.1, (ic + query_only)[i]]) for i, s in enumerate(specs)]
     a = claim.assess(params, results)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
@@ -389,7 +396,7 @@ def test_curriculum_rule(ic, query_only, verdict, reason):
 def test_diverged_ic_seeds_fail_and_diverged_query_only_seeds_are_left_out():
     claim = ImplicitCurriculumNeeded()
     params = {**claim.params("smoke"), "seeds": 3}
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     accs = [0.97, 0.98, 0.99, 0.3, 0.25, 0.28]
     results = [fake(s, [0.0, 0.1, accs[i]]) for i, s in enumerate(specs)]
     assert claim.assess(params, results).verdict is Verdict.CONFIRMED
@@ -417,7 +424,7 @@ def test_emergence_order_rule(depth_hist, D, expected):
     params = {**claim.params("smoke"), "seeds": 2, "eval_every": 100, "deep": (D, 4)}
     steps = tuple(100 * i for i in range(len(depth_hist[0])))
     results = [fake(s, [0] * len(steps), depth_hist, steps=steps)
-               for s in claim.specs(params)]
+               for s in claim.checked_specs(params)]
     a = claim.assess(params, results)
     assert a.verdict is expected, a.explanation
     if D < 3 and expected is Verdict.INCONCLUSIVE:
@@ -433,7 +440,8 @@ def test_crossings_figure_names_each_seeds_order():
     inverted = [[0.95, 1, 1, 1], [0.1, 0.2, 0.95, 1], [0.95, 1, 1, 1], [0, 0, 0, 0.95]]
     steps = (0, 100, 200, 300)
     results = [fake(s, [0] * 4, hist, steps=steps)
-               for s, hist in zip(claim.specs(params), (in_order, tie, inverted), strict=True)]
+               for s, hist in zip(claim.checked_specs(params), (in_order, tie, inverted),
+                                  strict=True)]
     a = claim.assess(params, results)
     fig = claim.figures(params, results, a)["crossings"]
     titles = [ax.get_title() for ax in fig.axes]
@@ -463,7 +471,7 @@ def test_full_evaluates_on_the_quick_grid_from_fresh_seeds():
     every step, and no decision seed is one of the calibration runs' (100, 101)."""
     claim = ShallowModelsFail()
     full, quick = claim.params("full"), claim.params("quick")
-    specs = claim.specs(full)
+    specs = claim.checked_specs(full)
     assert {s.eval_every for s in specs} == {quick["eval_every"]} == {100}
     assert all(s.stop_when is None and s.steps == 24_000 for s in specs)
     assert min(s.seed for s in specs) == DECISION_SEEDS > 101

@@ -53,7 +53,7 @@ def test_kappa_claim_refutes_a_wrong_formula(monkeypatch):
 def test_subset_claim_sequential_rule(failures, n, verdict, look):
     claim = SubsetLearnedEverySeed()
     params = claim.params("quick")
-    specs = claim._specs(params, range(n))
+    specs = claim.runs(params, range(n))  # the looks' seeds, and after the last
     learned, failed = ([0.1, 0.97], [0.1, 0.99]), ([0.1, 0.5], [0.1, 0.4])
     results = [fake_run(s, *(failed if i in failures else learned)) for i, s in enumerate(specs)]
     a = claim.assess(params, results)
@@ -65,19 +65,19 @@ def test_subset_claim_trains_the_next_look_only_while_undecided():
     claim = SubsetLearnedEverySeed()
     params = claim.params("quick")
     first = claim.specs(params)
-    assert [s.seed for s in first] == list(range(100, 108))
+    assert list(first) == ["look_1"] and [s.seed for s in first["look_1"]] == list(range(100, 108))
     learned = ([0.1, 0.97], [0.1, 0.99])
-    runs = [fake_run(s, *learned) for s in first]
+    runs = [fake_run(s, *learned) for s in first["look_1"]]
     more = claim.followup(params, runs)
-    assert [s.seed for s in more] == list(range(108, 116))
-    runs += [fake_run(s, *learned) for s in more]
-    runs += [fake_run(s, *learned) for s in claim.followup(params, runs)]
-    assert len(runs) == 24 and claim.followup(params, runs) == []  # confirmed at look 3
+    assert list(more) == ["look_2"] and [s.seed for s in more["look_2"]] == list(range(108, 116))
+    runs += [fake_run(s, *learned) for s in more["look_2"]]
+    runs += [fake_run(s, *learned) for s in claim.followup(params, runs)["look_3"]]
+    assert len(runs) == 24 and not claim.followup(params, runs)  # confirmed at look 3
 
 
 def test_success_requires_aligned_attention_and_counts_divergence_as_failure():
     claim = SubsetLearnedEverySeed()
-    spec = claim.specs(claim.params("smoke"))[0]
+    spec = claim.checked_specs(claim.params("smoke"))[0]
     assert fake_run(spec, [0.1, 0.99], [0.1, 0.95]).first_step_reaching(SUCCESS) == 10
     assert fake_run(spec, [0.1, 0.99], [0.1, 0.2]).first_step_reaching(SUCCESS) is None
     assert fake_run(spec, [0.1, 0.99], [0.1, 0.95], "diverged").first_step_reaching(
@@ -87,14 +87,14 @@ def test_success_requires_aligned_attention_and_counts_divergence_as_failure():
 def test_uniform_claim_refutes_peaked_attention():
     claim = UniformAttentionAtInit()
     params = claim.params("smoke")
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     n_src = specs[0].task.length + 1
     peaked = np.full((4, 1, n_src, n_src), 0.02 / (n_src - 1))
     idx = np.arange(n_src)
     peaked[:, 0, idx, idx] = 0.98
     results = [RunResult(spec=s, status="ok", eval_steps=np.array([0]), metrics={},
                          train_loss=np.zeros(0), attention={0: peaked}) for s in specs]
-    assessment = claim.assess(params, results)
+    assessment = claim.assess(params, claim.results_for(params, results))
     assert assessment.verdict is Verdict.REFUTED
 
 

@@ -210,21 +210,21 @@ def test_ktiw_learned_threshold_is_reachable_at_every_length():
 def test_saddle_claim_refutes_a_departure():
     claim = PermutationSaddle()
     params = claim.params("smoke")
-    specs = claim.specs(params)
+    specs = claim.checked_specs(params)
     log_v = math.log(params["L"])
     exact = {"loss": [log_v, log_v], "ktiw_row_spread": [0.0, 0.0],
              "attention_abs_max": [0.0, 0.0], "gold_attention": [0.1, 0.1]}
     escaped = {**exact, "loss": [2.5, 0.5], "gold_attention": [0.1, 0.9]}
     results = [fake(s, **(exact if s.task.distribution == "permutation" else escaped))
                for s in specs]
-    assert claim.assess(params, results).verdict is Verdict.CONFIRMED
+    assert claim.assess(params, claim.results_for(params, results)).verdict is Verdict.CONFIRMED
     moved = {**exact, "loss": [log_v, log_v - 1e-6]}
     results = [fake(s, **(moved if s.task.distribution == "permutation" else escaped))
                for s in specs]
-    assert claim.assess(params, results).verdict is Verdict.REFUTED
+    assert claim.assess(params, claim.results_for(params, results)).verdict is Verdict.REFUTED
     # the saddle holds but the subset runs stay put: inconclusive, and the report says why
     results = [fake(s, **exact) for s in specs]
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.INCONCLUSIVE and "kappa(V, L) = 0.0303" in a.explanation
     assert a.reason is Reason.BUDGET_REACHED
 
@@ -232,15 +232,15 @@ def test_saddle_claim_refutes_a_departure():
 def test_saddle_budget_scales_with_length_over_kappa():
     """The escape budget is fixed by kappa before any run: L / (lr kappa) steps, so the full
     profile (kappa 4x smaller than quick's, L 4x longer) gets about 17x quick's budget."""
-    from attnverify.compare.claims.snell.toys import escape_budget
+    from attnverify.compare.claims.snell.free_toy import escape_budget
 
     claim = PermutationSaddle()
     budgets = {p: claim.budget(claim.params(p)) for p in ("smoke", "quick", "full")}
     assert budgets == {"smoke": 264, "quick": 420, "full": 7080}
-    assert {s.steps for s in claim.specs(claim.params("full"))} == {7080}
+    assert {s.steps for s in claim.checked_specs(claim.params("full"))} == {7080}
     assert escape_budget(10, 15, lr=0.5) == 2 * escape_budget(10, 15, lr=1.0)
     assert escape_budget(10, 15, lr=1.0, factor=2.0) == 840
-    assert min(s.seed for s in claim.specs(claim.params("quick"))) == 100
+    assert min(s.seed for s in claim.checked_specs(claim.params("quick"))) == 100
 
 
 def test_kappa_speed_says_when_its_seeds_cannot_reach_the_level():
@@ -252,11 +252,11 @@ def test_kappa_speed_says_when_its_seeds_cannot_reach_the_level():
     claim = KappaPredictsLearningSpeed()
     params = claim.params("smoke")
     results = []
-    for spec in claim.specs(params):
+    for spec in claim.checked_specs(params):
         step = int(2000 * (0.04 - kappa(spec.task.vocab_size, params["L"]).value))
         learned = (np.arange(40) * 10 >= step).astype(float)
         results.append(fake(spec, acc=learned, attn_acc_best_offset=learned))
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE, a.explanation
     assert "smallest reachable" in a.explanation
 
@@ -269,7 +269,7 @@ def kappa_sweep_results(steps_of):
     claim = KappaPredictsLearningSpeed()
     params = claim.params("quick")
     results = []
-    for spec in claim.specs(params):
+    for spec in claim.checked_specs(params):
         step = steps_of(spec.task.vocab_size, spec.seed - 100)
         learned = np.zeros(40) if step is None else (np.arange(40) * 10 >= step).astype(float)
         results.append(fake(spec, acc=learned, attn_acc_best_offset=learned))
@@ -283,29 +283,29 @@ def test_kappa_speed_is_confirmed_only_by_a_peak_no_monotone_v_effect_gives():
         return int(round(20000 * (0.02 - kappa(v, 20).value), -1)) + 10 * seed
 
     claim, params, results = kappa_sweep_results(follows_kappa)
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.CONFIRMED, a.explanation
     # slower with V, with a floor below V* and permutations failing: the reviewer's
     # counterexample to a partial correlation given V; no kappa in it, so no confirmation
     claim, params, results = kappa_sweep_results(
         lambda v, seed: None if v == 20 else max(100, 3 * v) + 10 * seed)
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.INCONCLUSIVE, a.explanation
     assert "on the rising branch" in a.explanation
     # the same with an exact floor: every seed up to V* at the same step ties the ranks
     claim, params, results = kappa_sweep_results(
         lambda v, seed: None if v == 20 else 100 if v <= 40 else 3 * v + 10 * seed)
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.INCONCLUSIVE and "on the rising branch" in a.explanation
     # faster with V everywhere: against kappa above its peak
     claim, params, results = kappa_sweep_results(lambda v, seed: 400 - v + 10 * seed)
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.REFUTED and "On the falling branch" in a.explanation
     # a sweep on one side of the peak cannot separate kappa from V
     claim, params, results = kappa_sweep_results(follows_kappa)
-    params = {**params, "vocab": (20, 80, 160, 320)}
+    params = {**params, "vocab": (20, 80, 160)}
     results = [r for r in results if r.spec.task.vocab_size in params["vocab"]]
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert a.verdict is Verdict.INCONCLUSIVE and "do not straddle" in a.explanation
 
 
@@ -313,9 +313,10 @@ def test_learning_curve_area_is_continuous_where_steps_to_success_tie():
     """Two runs that reach success at the same evaluation but rise at different speeds get
     different areas; a run that never succeeds still gets the area its accuracy earned."""
     from attnverify.compare.claims.snell import KappaPredictsLearningSpeed
-    from attnverify.compare.claims.snell.kappa_speed import learning_curve_area
+    from attnverify.compare.claims.snell.kappa_predicts_learning_speed import learning_curve_area
 
-    spec = KappaPredictsLearningSpeed().specs(KappaPredictsLearningSpeed().params("quick"))[0]
+    claim = KappaPredictsLearningSpeed()
+    spec = claim.checked_specs(claim.params("quick"))[0]
     fast = fake(spec, acc=[0.0, 0.9, 0.96, 0.99], attn_acc_best_offset=[0, 1, 1, 1])
     slow = fake(spec, acc=[0.0, 0.2, 0.96, 0.99], attn_acc_best_offset=[0, 1, 1, 1])
     never = fake(spec, acc=[0.0, 0.2, 0.4, 0.6], attn_acc_best_offset=[0, 0, 0, 0])
@@ -338,7 +339,7 @@ def test_kappa_speed_grid_is_finer_and_its_seeds_fresh():
 
     claim = KappaPredictsLearningSpeed()
     for profile, every in (("quick", 10), ("full", 5)):
-        specs = claim.specs(claim.params(profile))
+        specs = claim.checked_specs(claim.params(profile))
         assert {s.eval_every for s in specs} == {every}
         assert min(s.seed for s in specs) == 100
 
@@ -366,10 +367,12 @@ def test_multihead_rule_uses_accuracy_only():
     params = {**claim.params("smoke"), "seeds": 6}
     fail = {"acc": [0.1, 0.5], "attn_acc": [0.0, 0.0]}
     learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
-    calibration = [fake(s, **fail) for s in claim.specs(params)]
-    decision = claim.followup(params, calibration)
+    calibration = [fake(s, **fail) for s in claim.checked_specs(params)]
+    groups = claim.followup(params, calibration)
+    assert list(groups) == ["one_head", "multi_head"]  # the decision runs, by head count
+    decision = [s for group in groups.values() for s in group]
     assert {s.seed for s in decision} == set(range(400, 406))
-    assert claim.followup(params, calibration + [fake(s, **fail) for s in decision]) == []
+    assert not claim.followup(params, calibration + [fake(s, **fail) for s in decision])
     results = calibration + [fake(s, **(fail if s.model.heads == 1 else learn))
                              for s in decision]
     a = claim.assess(params, results)
@@ -384,8 +387,8 @@ def test_multihead_is_not_testable_where_one_head_learns():
     claim = MultiheadRescuesPermutations()
     params = claim.params("smoke")
     learn = {"acc": [0.1, 0.99], "attn_acc": [0.0, 0.3]}
-    calibration = [fake(s, **learn) for s in claim.specs(params)]
-    assert claim.followup(params, calibration) == []
+    calibration = [fake(s, **learn) for s in claim.checked_specs(params)]
+    assert not claim.followup(params, calibration)
     a = claim.assess(params, calibration)
     assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
     assert "nothing for more heads to rescue" in a.explanation or "rescue" in a.explanation
@@ -394,7 +397,7 @@ def test_multihead_is_not_testable_where_one_head_learns():
 def test_multihead_refutes_only_the_smallest_rescue():
     """Equal success counts at 12 seeds per arm reject a gain of 0.3 at beta = 0.10; the
     speed alone never decides."""
-    from attnverify.compare.claims.snell.multihead_decision import rescue_decision
+    from attnverify.compare.claims.snell.section5.decision import rescue_decision
 
     d, _ = rescue_decision([50] * 6 + [None] * 6, [400] * 6 + [None] * 6, budget=500)
     assert d.verdict is Verdict.REFUTED and d.reason is Reason.DECIDED
@@ -405,12 +408,12 @@ def test_multihead_refutes_only_the_smallest_rescue():
 def symmetry_results(perm_step, subset_step):
     """Fake runs of snell.init_scale_breaks_symmetry at quick: gold attention reaches 0.5 at
     ``perm_step(sigma, seed)`` / ``subset_step(sigma, seed)`` (None: never) on a grid of 20."""
-    from attnverify.compare.claims.snell.symmetry import InitScaleBreaksSymmetry
+    from attnverify.compare.claims.snell.init_scale_breaks_symmetry import InitScaleBreaksSymmetry
 
     claim = InitScaleBreaksSymmetry()
     params = claim.params("quick")
     results = []
-    for spec in claim.specs(params):
+    for spec in claim.checked_specs(params):
         step_of = perm_step if spec.task.distribution == "permutation" else subset_step
         step = step_of(spec.model.init_std_ktiw, spec.seed - 100)
         gold = np.zeros(64) if step is None else (np.arange(64) * 20 >= step).astype(float)
@@ -432,7 +435,7 @@ def symmetry_results(perm_step, subset_step):
 ])
 def test_init_scale_rule(perm, subset, verdict, reason):
     claim, params, results = symmetry_results(perm, subset)
-    a = claim.assess(params, results)
+    a = claim.assess(params, claim.results_for(params, results))
     assert (a.verdict, a.reason or Reason.DECIDED) == (verdict, reason), a.explanation
 
 

@@ -113,7 +113,7 @@ def test_runs_made_by_other_code_are_marked_stale_and_can_be_cleared(capsys, tmp
     cache = tmp_path / "c"
     store = RunStore(cache)
     claim = select(claim_id="snell.uniform_attention_at_init")[0]
-    specs = claim.specs(claim.params("smoke"))[:2]
+    specs = claim.checked_specs(claim.params("smoke"))[:2]
     for spec in specs:
         steps = np.array(spec.eval_steps())
         store.put(RunResult(spec=spec, status="ok", eval_steps=steps,
@@ -350,3 +350,19 @@ def test_predict_reads_a_boolean_in_any_case(capsys, argv, separate_query):
     assert code == 0
     assert json.loads(out)["value"] == theory.musat.min_layers_refined(7, separate_query).value
     assert json.loads(out)["value"] == (4 if separate_query else 3)
+
+
+def test_a_bug_after_the_param_check_is_a_traceback_not_a_user_error(tmp_path, monkeypatch):
+    """``--param`` values are checked before anything runs; an error after that check is the
+    code's, so it propagates instead of becoming "--param: ..." with exit 2."""
+    from attnverify.compare.claims.snell.kappa_closed_form import KappaClosedForm
+
+    def broken(self, params, results):
+        raise ValueError("a bug in assess")
+
+    monkeypatch.setattr(KappaClosedForm, "assess", broken)
+    argv = ["verify", "--claim", "snell.kappa_closed_form", "--profile", "smoke", "-q",
+            "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "out"),
+            "--param", "n_sequences=200", "--workers", "1"]
+    with pytest.raises(ValueError, match="a bug in assess"):
+        main(argv)

@@ -24,7 +24,7 @@ def claim_with_timed_store(root: Path, seconds_per_run: float):
     """The claim, and a store holding one run of its model family (not one the claim reads)
     that took ``seconds_per_run``: the speed the estimate is measured from."""
     claim = select(claim_id=CLAIM)[0]
-    spec = claim.specs(claim.params("smoke"))[0]
+    spec = claim.checked_specs(claim.params("smoke"))[0]
     other = dataclasses.replace(spec, seed=spec.seed + 10_000)
     steps = np.array(other.eval_steps())
     store = RunStore(root)
@@ -75,7 +75,7 @@ def test_the_threshold_is_on_wall_time_over_the_workers(tmp_path):
     """The same runs (3, each 0.9 of the threshold) are over it on 2 workers (1.35) and under
     it on 8 (the longest run, 0.9)."""
     claim, store = claim_with_timed_store(tmp_path / "c", seconds_per_run=0.9 * CONFIRM_ABOVE_S)
-    assert len(claim.specs(claim.params("smoke"))) == 3
+    assert len(claim.checked_specs(claim.params("smoke"))) == 3
     with pytest.raises(UserError, match="pass --yes"):
         confirm_cost(args(), [claim], store, {}, {}, workers=2, place=lambda s: s)
     confirm_cost(args(), [claim], store, {}, {}, workers=8, place=lambda s: s,

@@ -36,7 +36,7 @@ def test_only_claims_with_every_run_stored_are_evaluated_and_nothing_trains(smok
 
 def test_the_stored_only_executor_refuses_to_train(tmp_path):
     claim = select(claim_id="snell.uniform_attention_at_init")[0]
-    spec = claim.specs(claim.params("smoke"))[0]
+    spec = claim.checked_specs(claim.params("smoke"))[0]
     with pytest.raises(RuntimeError, match="missing from the store"):
         StoredRunsOnly(RunStore(tmp_path), progress=False).run([spec])
 

@@ -8,6 +8,7 @@ function included), since a lazy import escapes the import-time checks until its
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -58,18 +59,35 @@ def test_predict_and_version_commands_stay_light(tmp_path):
         assert not HEAVY & _top(modules), argv
 
 
+def test_the_plugin_api_is_explicit_and_light(tmp_path):
+    """``attnverify.compare`` imports its public names (no table of lazy names below the
+    package root, no mutable registry among them) and loads neither torch, hypothesis nor
+    the built-in claims."""
+    import attnverify.compare as api
+
+    modules = _modules_after("import attnverify.compare", tmp_path)
+    assert not HEAVY & _top(modules) and "attnverify.compare.claims" not in modules
+    toolkit = _modules_after("import attnverify.compare.testing", tmp_path)  # hypothesis's
+    assert "torch" not in _top(toolkit) and "attnverify.compare.claims" not in toolkit
+    assert "CLAIMS" not in api.__all__ and all(hasattr(api, name) for name in api.__all__)
+    lazy = [name for name, path in _package_modules(ROOT).items() if name.count(".") > 0
+            and re.search(r"^def __getattr__\(", path.read_text(encoding="utf-8"), re.M)]
+    assert lazy == []
+
+
 def test_empirics_does_not_import_theory_or_compare(tmp_path):
     modules = _modules_after("import attnverify.empirics", tmp_path)
     assert "torch" in modules
     assert not {"attnverify.theory", "attnverify.compare"} & modules
 
 
-def test_the_claims_do_not_import_the_registry(tmp_path):
+def test_the_claims_do_not_import_the_registry():
     """The built-in claims are an explicit list the registry reads; they never import it (no
     import cycle between the registry and the claims)."""
-    modules = _modules_after("import attnverify.compare.claims", tmp_path)
-    assert "attnverify.compare.claims.snell.multihead" in modules
-    assert "attnverify.compare.registry" not in modules
+    graph, _ = _import_graph(ROOT)
+    claims = [m for m in graph if m.startswith("attnverify.compare.claims")]
+    assert "attnverify.compare.claims.snell.section5.multihead_rescues_permutations" in claims
+    assert [m for m in claims if "attnverify.compare.registry" in graph[m]] == []
 
 
 def _from_module(node: ast.ImportFrom, path: Path, root: Path) -> str:
@@ -247,3 +265,35 @@ def test_no_subpackage_shadows_a_public_name():
         shadowed = [name for name in module.__all__
                     if isinstance(getattr(module, name), types.ModuleType)]
         assert shadowed == [], f"{package}: {shadowed} are sub-modules, not the public names"
+
+
+def _claim_modules(root: Path, claim_names: set[str]) -> set[str]:
+    """The modules below ``compare/claims`` named after a claim id's second part."""
+    return {m for m in _package_modules(root) if m.startswith("attnverify.compare.claims.")
+            and m.rsplit(".", 1)[-1] in claim_names}
+
+
+def _claim_to_claim_imports(root: Path, claim_names: set[str]) -> list[str]:
+    graph, _ = _import_graph(root)
+    claims = _claim_modules(root, claim_names)
+    return sorted(f"{m} imports {t}" for m in claims for t in graph[m] & claims)
+
+
+def test_no_claim_module_imports_another_claim_module():
+    """A claim's home is its module; what claims of a paper share lives in the paper's shared
+    modules, so that changing one claim cannot move another's runs."""
+    from attnverify.compare.claims import BUILTIN
+
+    names = {cls.id.split(".", 1)[1] for cls in BUILTIN}
+    assert len(_claim_modules(ROOT, names)) == len(BUILTIN)  # one module per claim
+    assert _claim_to_claim_imports(ROOT, names) == []
+
+
+def test_the_claim_import_check_sees_one_claim_importing_another(tmp_path):
+    claims = tmp_path / "compare" / "claims" / "snell"
+    claims.mkdir(parents=True)
+    (claims / "first.py").write_text("from attnverify.compare.claims.snell.common import x\n")
+    (claims / "common.py").write_text("x = 1\n")
+    (claims / "second.py").write_text("def f():\n    from .first import Y\n")
+    assert _claim_to_claim_imports(tmp_path, {"first", "second"}) == [
+        "attnverify.compare.claims.snell.second imports attnverify.compare.claims.snell.first"]

@@ -13,16 +13,28 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnverify.compare import Verdict, evaluate
-from attnverify.compare.claims.snell.multihead import MultiheadRescuesPermutations
-from attnverify.compare.claims.snell.multihead_figures import head_curves
-from attnverify.compare.claims.snell.multihead_success import (
+from attnverify.compare.claims.snell.section5.figures import head_curves
+from attnverify.compare.claims.snell.section5.multihead_rescues_permutations import (
+    ROUTES,
+    STAGES,
+    MultiheadRescuesPermutations,
+    official_combos,
+)
+from attnverify.compare.claims.snell.section5.params import PROTOCOLS
+from attnverify.compare.claims.snell.section5.stages import (
     CANDIDATE_SEEDS,
     RANDOM_SEEDS,
+    candidate_spec,
+    candidate_states,
+)
+from attnverify.compare.claims.snell.section5.success import (
     head_label,
     official_success_steps,
     run_label,
     section5_success_text,
 )
+from attnverify.compare.evaluation.verify import checked_point
+from attnverify.compare.groups import flatten
 from attnverify.compare.protocol import Reason
 from attnverify.empirics import (
     CopyTask,
@@ -44,6 +56,26 @@ def model(heads: int, head_seeds: tuple[int, ...], seed: int):
     config = Seq2SeqConfig(hidden=8, heads=heads, cell="gru", shared_embedding=False,
                            base_seed=3, head_seeds=head_seeds)
     return build_model(RunSpec(task=CopyTask("permutation", 10, 10), model=config, seed=seed))
+
+
+@pytest.mark.parametrize(("values", "match"), [
+    ({"protocol": "official"}, "^protocol must be one of direct, section5"),
+    ({"heads": 1}, r"^heads must be an integer >= 2 \(more heads than one\)"),
+])
+def test_a_protocol_or_head_count_it_cannot_run_is_refused_up_front(values, match):
+    claim = MultiheadRescuesPermutations()
+    with pytest.raises(ValueError, match=match):
+        checked_point(claim, "smoke", values)
+    with pytest.raises(ValueError, match=match):
+        claim.check_params(claim.params("smoke") | values)
+
+
+def test_the_profiles_own_values_are_accepted_and_name_a_route():
+    claim = MultiheadRescuesPermutations()
+    assert tuple(ROUTES) == PROTOCOLS
+    for profile in ("smoke", "quick", "full"):
+        checked_point(claim, profile, claim.params(profile))
+    assert claim.route(claim.params("full")) is ROUTES["section5"]
 
 
 def test_a_head_is_the_same_alone_and_in_a_bundle_on_the_same_base():
@@ -97,7 +129,7 @@ def test_head_curves_follow_the_good_head_else_the_best_aligned():
 
 
 def test_head_labels_follow_the_official_rule():
-    spec = MultiheadRescuesPermutations().specs(TINY)[0]
+    spec = MultiheadRescuesPermutations().checked_specs(TINY)[0]
     good, bad, mid = [0.1, 0.97, 0.9], [0.1, 0.3, 0.5], [0.1, 0.7, 0.8]
     assert head_label([fake(spec, good), fake(spec, good)]) == "good"  # > 0.95 at some eval
     assert head_label([fake(spec, bad), fake(spec, bad)]) == "bad"  # last eval < 0.6
@@ -109,7 +141,7 @@ def test_head_labels_follow_the_official_rule():
 def test_labels_read_the_evaluations_of_the_official_loop():
     """can_learn sees the evaluations before the last step (0, 10, ..., 190 of 200): our extra
     evaluation at the last step neither makes a head good nor decides "bad"."""
-    spec = MultiheadRescuesPermutations().specs(TINY)[0]  # 40 steps: evaluations 0..40
+    spec = MultiheadRescuesPermutations().checked_specs(TINY)[0]  # 40 steps: evaluations 0..40
     assert run_label(fake(spec, [0.1, 0.5, 0.7, 0.9, 0.99])) is None  # > 0.95 only at 40
     assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.5, 0.7])) == "bad"  # 0.5 at step 30
     assert run_label(fake(spec, [0.1, 0.3, 0.4, 0.7, 0.5])) is None
@@ -120,7 +152,7 @@ def test_section5_success_is_above_095_by_the_official_last_evaluation():
     """§5 counts "acc > 0.95 by step 190" (of 200): strictly above, not at our extra
     evaluation after the last step, and a run that diverged later still succeeded (the
     official histories keep it)."""
-    spec = MultiheadRescuesPermutations().specs(TINY)[0]  # 40 steps: evaluations 0..40
+    spec = MultiheadRescuesPermutations().checked_specs(TINY)[0]  # 40 steps: evaluations 0..40
     runs = [fake(spec, [0.1, 0.5, 0.95, 0.99, 0.99]), fake(spec, [0.1, 0.5, 0.9, 0.9, 0.99]),
             fake(spec, [0.1, 0.96, 0.99], "diverged"), fake(spec, [0.1, 0.5], "diverged")]
     assert official_success_steps(runs) == [30, None, 10, None]
@@ -149,9 +181,8 @@ def test_the_section5_assessment_counts_success_as_the_official_outputs():
 def test_a_classification_run_stops_once_it_is_good():
     """can_learn returns "good" at the first evaluation above 0.95 (the official loop trains no
     further): the stopped run is the whole run's prefix and keeps the label and success step."""
-    claim = MultiheadRescuesPermutations()
     params = {**TINY, "L": 3, "hidden": 32, "steps": 200, "eval_every": 20, "batch_size": 32}
-    stopped = train(claim._candidate(params, 0, 0))
+    stopped = train(candidate_spec(params, 0, 0))
     whole = train(dataclasses.replace(stopped.spec, stop_when=None))
     n = len(stopped.eval_steps)
     assert stopped.eval_steps[-1] < params["steps"]  # it did stop early
@@ -160,7 +191,8 @@ def test_a_classification_run_stops_once_it_is_good():
     assert run_label(stopped) == run_label(whole) == "good"
     assert (stopped.first_step_reaching({"acc": 0.95})
             == whole.first_step_reaching({"acc": 0.95}))
-    bundles = claim._combos(params, [CANDIDATE_SEEDS], [CANDIDATE_SEEDS + 1 + i for i in range(3)])
+    bundles = official_combos(params, [CANDIDATE_SEEDS],
+                              [CANDIDATE_SEEDS + 1 + i for i in range(3)])
     assert bundles and all(b.stop_when is None for b in bundles)
 
 
@@ -175,11 +207,11 @@ def candidate(spec: RunSpec) -> tuple[int, int]:
 def drive(claim, params, table):
     """Run the protocol's stages on fake runs labelled by ``table[(candidate, seed)]``; the
     stages of single-head runs (as (candidate, seed) lists) and all results."""
-    stage, stages, results = claim.specs(params), [], []
+    stage, stages, results = claim.checked_specs(params), [], []
     while stage and all(s.model.heads == 1 for s in stage):
         stages.append([candidate(s) for s in stage])
         results += [fake(s, HISTORY[table[candidate(s)]]) for s in stage]
-        stage = claim.followup(params, results)
+        stage = flatten(claim.followup(params, results))
     return stages, results, stage
 
 
@@ -213,7 +245,13 @@ def test_stages_classify_lazily_then_combine():
     assert kinds == {"random", "good", "bad"}
     assert all(set(s.model.head_seeds) <= {CANDIDATE_SEEDS + i for i in (0, 2, 3, 4)}
                for s in combos if min(s.model.head_seeds) < RANDOM_SEEDS)
-    assert claim.followup(params, results + [fake(s, [0.1, 0.5]) for s in combos]) == []
+    assert not claim.followup(params, results + [fake(s, [0.1, 0.5]) for s in combos])
+    # each stage names its groups, numbered by stage and in training order: new candidates,
+    # the next seeds of those that can still be good (or bad), then the combos
+    grouped = claim.results_for(params, results + [fake(s, [0.1, 0.5]) for s in combos])
+    assert grouped.groups() == ["candidates_1", "good_seeds_2", "bad_seeds_2", "candidates_2",
+                                "good_seeds_3", "combos_4"]
+    assert [candidate(r.spec) for r in grouped["bad_seeds_2"]] == [(0, 1), (2, 1)]
     # the assessment groups them and decides random bundles against single random heads
     # (data seed 0 of every candidate: 4 of 6 learn), every bundle learns -> confirmed
     a = claim.assess(params, results + [fake(s, [0.1, 0.99]) for s in combos])
@@ -361,8 +399,8 @@ def test_the_lazy_protocol_keeps_the_heads_of_the_official_loop(seeds, needed, s
     runs = [run for stage_runs in stages for run in stage_runs]
     assert len(runs) == len(set(runs))  # no run asked for twice
     assert all(seed == 0 or (i, seed - 1) in runs for i, seed in runs)  # seeds in order
-    states = claim.states(params, results)
-    assert claim.kept(params, states) == official_loop(table, params)
+    states = candidate_states(params, results)
+    assert STAGES.kept(params, states) == official_loop(table, params)
     assert len(runs) <= seeds * max_candidates
 
 

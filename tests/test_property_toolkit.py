@@ -205,7 +205,7 @@ def test_the_plugin_is_declared_as_a_pytest11_entry_point_and_imports_light():
     assert "attnverify.compare.testing" in project["tool"]["setuptools"]["packages"]
     # pytest loads the plugin in every session: it must not import torch or the claims
     code = (f"import sys, {PLUGIN}; "
-            "print(sorted(m for m in ('torch', 'attnverify.compare.claim') if m in sys.modules))")
+            "print(sorted(m for m in ('torch', 'attnverify.compare.claims') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"

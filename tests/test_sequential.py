@@ -149,8 +149,8 @@ def test_the_methodology_shows_the_designs_as_computed():
     """docs/methodology.md's operating characteristics are the code's, to the digit."""
     from pathlib import Path
 
-    from attnverify.compare.claims.snell.multihead_decision import operating_characteristics
-    from attnverify.compare.claims.snell.subset import SubsetLearnedEverySeed
+    from attnverify.compare.claims.snell.section5.decision import operating_characteristics
+    from attnverify.compare.claims.snell.subset_learned_every_seed import SubsetLearnedEverySeed
 
     doc = (Path(__file__).parents[1] / "docs" / "methodology.md").read_text()
     claim = SubsetLearnedEverySeed()

@@ -9,8 +9,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     from attnverify.compare.api import build_report
 
-    with common.executor(args, store) as executor, _param_errors(points):
+    with common.executor(args, store) as executor:
         cost_guard.confirm_cost(args, claims, store, overrides, points,
                                 workers=executor.workers,
                                 place=executor.place)
@@ -181,8 +180,7 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     store = common.store(args)
     overrides, points = _overrides_and_points(args, claims)
     executor = LocalExecutor(store, workers=args.workers, progress=False, device=args.device)
-    with _param_errors(points):
-        plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
+    plans = plan(claims, args.profile, store, overrides, points, place=executor.place)
     done = {key: info.fraction_done
             for key, info in store.checkpoints.by_run(store.has).items()}
     rates = measured_rates(store)
@@ -198,18 +196,6 @@ def _dry_run(args: argparse.Namespace, claims: Sequence[Claim]) -> int:
     print(f"(profile {args.profile}; estimates from the runs in {store.root}; nothing was "
           f"trained or written)")
     return 0
-
-
-@contextmanager
-def _param_errors(points: dict[str, dict[str, Any]]) -> Iterator[None]:
-    """Inside: a claim's own computation rejecting a ``--param`` value (e.g. D = 0) is a user
-    error; without ``--param`` such an error is a bug and propagates."""
-    try:
-        yield
-    except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as exc:
-        if not points:
-            raise
-        raise UserError(f"--param: {exc}") from None
 
 
 def _overrides_and_points(args: argparse.Namespace, claims: Sequence[Claim]
@@ -245,5 +231,7 @@ def claim_point(claims: Sequence[Claim], profile: str, items: Sequence[str] | No
     if unknown := [name for name in values if name not in defaults]:  # without the prefix
         raise UserError(f"unknown parameter {unknown[0]!r} of {claim.id}; accepted: "
                         f"{', '.join(defaults)}")
-    with _param_errors({claim.id: values}):
+    try:  # validation only: once the point is checked, an exception is a bug (a traceback)
         return {claim.id: checked_point(claim, profile, values, overrides)}
+    except (ValueError, TypeError) as exc:
+        raise UserError(f"--param: {exc}") from None

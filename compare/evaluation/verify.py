@@ -24,10 +24,11 @@ from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
 from attnverify.compare.params import Params, coerce_field
 from attnverify.compare.protocol import Reason
-from attnverify.empirics import Executor, RunResult, RunSpec
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: importing the API loads no torch
     from matplotlib.figure import Figure
+
+    from attnverify.empirics import Executor, RunResult, RunSpec
 
 log = logging.getLogger("attnverify.verify")
 

@@ -13,34 +13,15 @@
   entry point): fixtures ``attnverify_store`` and ``attnverify_executor``, the marker
   ``trains`` and the hypothesis settings of the tests that carry it.
 
-Walk-through: ``docs/property-testing.md``. The names load on first use (PEP 562), so that
-pytest loading the plugin imports neither torch nor the claims.
+Walk-through: ``docs/property-testing.md``. Importing the toolkit imports neither torch nor
+the claims (pytest loads the plugin in every session): they load when a test uses them.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from attnverify.compare.testing.assertions import assert_claim_holds, assert_close
-    from attnverify.compare.testing.contract import check_claim, parametrize_with_claim_checks
-    from attnverify.compare.testing.plugin import TRAINS_PROFILE, TRAINS_SETTINGS
-    from attnverify.compare.testing.strategies import ARGUMENTS, strategy_for, theory_arguments
-
-_EXPORTS = {
-    "assert_claim_holds": "assertions", "assert_close": "assertions",
-    "check_claim": "contract", "parametrize_with_claim_checks": "contract",
-    "TRAINS_PROFILE": "plugin", "TRAINS_SETTINGS": "plugin",
-    "ARGUMENTS": "strategies", "strategy_for": "strategies", "theory_arguments": "strategies",
-}
+from attnverify.compare.testing.assertions import assert_claim_holds, assert_close
+from attnverify.compare.testing.contract import check_claim, parametrize_with_claim_checks
+from attnverify.compare.testing.plugin import TRAINS_PROFILE, TRAINS_SETTINGS
+from attnverify.compare.testing.strategies import ARGUMENTS, strategy_for, theory_arguments
 
 __all__ = ["ARGUMENTS", "TRAINS_PROFILE", "TRAINS_SETTINGS", "assert_claim_holds",
            "assert_close", "check_claim", "parametrize_with_claim_checks", "strategy_for",
            "theory_arguments"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,6 +26,8 @@ The items (docs/adding-a-claim.md, "The contract"):
 - ``negative_control``: the claim supplies constructed results on which its statement is false
   (:meth:`~attnverify.compare.claim.Claim.negative_control`), and its rule does not confirm on
   them;
+- ``grouping_stable``: on the negative control's results, ``assess`` concludes the same with
+  the first stage's groups in another order (it reads its runs by name, not by position);
 - ``reachable_verdicts``: at each profile (at its maximum seeds, where they are sequential),
   both "confirmed" and "refuted" can be reached
   (:meth:`~attnverify.compare.claim.Claim.reachable_verdicts`), or the profile's verdict is
@@ -38,15 +40,18 @@ supplying the evidence, never by default.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from attnverify.compare.claim import PROFILES, Claim, ClaimKind, Verdict
+from attnverify.compare.claim import PROFILES, Assessment, Claim, ClaimKind, Verdict
+from attnverify.compare.groups import GroupedResults, staged_results
 from attnverify.compare.param_bounds import space_top
 from attnverify.compare.params import is_typed
 from attnverify.compare.protocol import Protocol
-from attnverify.empirics.versions import require_code_version
+
+if TYPE_CHECKING:
+    from attnverify.empirics import RunResult
 
 Check = Callable[[Claim], None]
 
@@ -64,6 +69,8 @@ def check_declarations(claim: Claim) -> None:
     if kind not in set(ClaimKind):
         _fail(claim, "declarations", f"kind must be one of {', '.join(ClaimKind)}; got "
               f"{kind!r}")
+    from attnverify.empirics.versions import require_code_version  # torch: on use
+
     try:
         require_code_version(type(claim), f"claim {claim.id!r}")
     except TypeError as exc:
@@ -133,18 +140,83 @@ def check_grouped_specs(claim: Claim) -> None:
                   f"{type(specs).__name__} read by position, not named groups")
 
 
+def _negative_control(claim: Claim, item: str, params: dict[str, Any]) -> Sequence[RunResult]:
+    """The claim's constructed results on which it is false, or the failure of ``item``."""
+    results = claim.negative_control(params)
+    if results is None:
+        _fail(claim, item, "no constructed results on which the claim is false "
+              "(Claim.negative_control)")
+    assert results is not None
+    return results
+
+
 def check_negative_control(claim: Claim) -> None:
     for profile in PROFILES:
         params = claim.params(profile)
-        results = claim.negative_control(params)
-        if results is None:
-            _fail(claim, "negative_control", "no constructed results on which the claim is "
-                  "false (Claim.negative_control)")
-        assert results is not None
+        results = _negative_control(claim, "negative_control", params)
         verdict = claim.assess(params, claim.results_for(params, results)).verdict
         if verdict is Verdict.CONFIRMED:
             _fail(claim, "negative_control", f"its rule confirms at {profile} on results on "
                   f"which the claim is false")
+
+
+class _ByNameOnly(GroupedResults):
+    """Results that refuse a read by position (an index or a slice): what a claim that reads
+    its runs by group name never does."""
+
+    def __init__(self, grouped: GroupedResults) -> None:
+        super().__init__(list(grouped))
+        self._groups = {name: slice(*grouped.span(name)) for name in grouped.groups()}
+
+    def __getitem__(self, index: Any) -> Any:  # type: ignore[override]
+        if not isinstance(index, str):
+            raise _PositionalRead(f"results[{index!r}]")
+        return super().__getitem__(index)
+
+
+class _PositionalRead(LookupError):
+    """A claim read its results by position inside the ``grouping_stable`` check."""
+
+
+def _reordered(claim: Claim, params: dict[str, Any], results: Sequence[RunResult]
+               ) -> tuple[GroupedResults, GroupedResults] | None:
+    """``results`` as the claim reads them, and the same runs with the first stage's groups
+    in the reverse order, readable by name only; None where that stage has fewer than two
+    named groups."""
+    stages = claim.stages_for(params, results)
+    first = stages[0]
+    if not isinstance(first, Mapping) or len(first) < 2:
+        return None
+    as_read = staged_results(stages, results)
+    names = list(first)[::-1]
+    n_first = sum(len(first[name]) for name in names)
+    reversed_results = [r for name in names for r in as_read[name]] + list(results[n_first:])
+    reversed_stages = [{name: first[name] for name in names}, *stages[1:]]
+    return as_read, _ByNameOnly(staged_results(reversed_stages, reversed_results))
+
+
+def check_grouping_stable(claim: Claim) -> None:
+    for profile in PROFILES:
+        params = claim.params(profile)
+        pair = _reordered(claim, params, _negative_control(claim, "grouping_stable", params))
+        if pair is None:
+            continue
+        before = claim.assess(params, pair[0])
+        try:
+            after = claim.assess(params, pair[1])
+        except _PositionalRead as exc:
+            _fail(claim, "grouping_stable", f"assess reads its runs by position ({exc}) at "
+                  f"{profile}, not by group name")
+        if _outcome(before) != _outcome(after):
+            _fail(claim, "grouping_stable", f"at {profile}, the same runs with the groups in "
+                  f"another order give another assessment: {_outcome(before)} against "
+                  f"{_outcome(after)}")
+
+
+def _outcome(assessment: Assessment) -> tuple[Any, ...]:
+    empirical = assessment.empirical
+    return (assessment.verdict, assessment.reason, assessment.p_value, assessment.explanation,
+            None if empirical is None else repr(empirical))
 
 
 def check_reachable_verdicts(claim: Claim) -> None:
@@ -171,6 +243,7 @@ CHECKS: dict[str, Check] = {
     "unique_run_keys": check_unique_run_keys,
     "grouped_specs": check_grouped_specs,
     "negative_control": check_negative_control,
+    "grouping_stable": check_grouping_stable,
     "reachable_verdicts": check_reachable_verdicts,
 }
 """Every item of the contract, by name, in the order they are run."""

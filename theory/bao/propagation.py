@@ -39,13 +39,19 @@ def propagation_probability(mu: np.ndarray, v: np.ndarray) -> np.ndarray:
     """``rho = Phi((1 - mu)/sqrt(v)) - Phi(-mu/sqrt(v))`` elementwise; ``v = 0`` (a
     deterministic score, e.g. W = 0) gives the exact ``P(0 < mu < 1)``: the indicator, 0 on
     the boundary."""
+    return _probability_from_sd(mu, np.sqrt(np.asarray(v, dtype=np.float64)))
+
+
+def _probability_from_sd(mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """:func:`propagation_probability` from the standard deviation, so that a tiny but
+    non-zero one (below 1e-154, whose square underflows to 0) keeps its limit: 1/2 at
+    ``mu = 0``, not the deterministic score's 0."""
     mu = np.asarray(mu, dtype=np.float64)
-    v = np.asarray(v, dtype=np.float64)
+    sd = np.asarray(sd, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sd = np.sqrt(v)
         rho = ndtr((1 - mu) / sd) - ndtr(-mu / sd)  # ndtr = Phi; ~5x faster than erf
     limit = ((mu > 0) & (mu < 1)).astype(np.float64)
-    return np.where(v > 0, rho, limit)
+    return np.where(sd > 0, rho, limit)
 
 
 class Localization(NamedTuple):
@@ -100,8 +106,8 @@ def rho_profile_grid(d: np.ndarray | int, T: int, eig_mean: np.ndarray | float,
     cov = walk_covariances(T)
     d, m, s = (np.asarray(x, dtype=np.float64)[..., None] for x in (d, eig_mean, eig_std))
     mu = np.sqrt(d) * m * cov.C                                  # (..., T)
-    sd = np.sqrt(s**2 + m**2) * np.sqrt(cov.A * cov.B + cov.C**2)  # (..., T)
-    return propagation_probability(mu, sd**2)
+    sd = np.hypot(s, m) * np.sqrt(cov.A * cov.B + cov.C**2)  # (..., T); hypot: no underflow
+    return _probability_from_sd(mu, sd)
 
 
 def localization_grid(d: np.ndarray | int, T: np.ndarray | int, eig_mean: np.ndarray | float,

@@ -1,19 +1,25 @@
-"""What the Bao claims share: the token model the derivation assumes (stated in every report
-section), Monte Carlo sample sizes per profile, the W of a (d, mean, std) point with common random
-numbers, and the z-test of Monte Carlo moments against theory."""
+"""What the Bao Monte Carlo claims share: the token model the derivation assumes (stated in every
+report section), Monte Carlo sample sizes per profile, the W of a (d, mean, std) point with common
+random numbers, the z-test of Monte Carlo moments against theory, the wording their protocols
+share (:func:`derivation`), the regime thresholds and the up-front checks of their parameters
+(``Params.__post_init__``: the values the theory and the Monte Carlo would refuse only when they
+compute)."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
+from attnverify import theory
 from attnverify.compare.memo import memo
+from attnverify.compare.protocol import Protocol, derivation_protocol
 from attnverify.compare.space import Dimension
 from attnverify.compare.stats import bonferroni_z
 from attnverify.empirics import (
@@ -47,6 +53,59 @@ WIDTH = Dimension("width d of the query-key matrix", values=(64, 32, 16, 128))
 """The widths the regime claims are searched over (the default first)."""
 EIG_MEAN = Dimension("mean m of the W_QK eigenspectrum", values=(0.1, 0.2, 0.05, -0.1, 0.3))
 """The eigen-means the fixed-mean claims are searched over (the default first)."""
+UNIFORM = theory.bao.propagation.UNIFORM_PARTICIPATION
+"""N_eff/T at or above which a rho-profile is flat (the regime classifier's 'uniform')."""
+VANISHING = theory.bao.propagation.VANISHING_MAX
+"""max rho below which a rho-profile has vanished (the regime classifier's 'vanishing')."""
+
+
+class Spectrum(NamedTuple):
+    """One (eigen-mean, eigen-std) of W_QK: a cell of a claim's parameters."""
+
+    eig_mean: float
+    eig_std: float
+
+
+def check_width(name: str, d: int) -> None:
+    """ValueError unless ``d`` (the field ``name``) is a width >= 1."""
+    if d < 1:
+        raise ValueError(f"{name} must be an integer >= 1 (a width d); got {d!r}")
+
+
+def check_length(T: int) -> None:
+    """ValueError unless the sequence length T is >= 2 (the theory's domain)."""
+    if T < 2:
+        raise ValueError(f"T must be an integer >= 2 (one query and its keys); got {T!r}")
+
+
+def check_mean(name: str, value: float) -> None:
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {value!r}")
+
+
+def check_std(name: str, value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite eigen-std, std >= 0; got {value!r}")
+
+
+def check_each(check: Any, name: str, values: Iterable[Any]) -> None:
+    """``check`` on every value of the list field ``name`` (an empty list is left to
+    ``Claim.check_params``, which names it)."""
+    for value in values:
+        check(f"every value of {name}", value)
+
+
+def check_seed(name: str, seed: int) -> None:
+    """ValueError unless the seed is >= 0 (numpy's generators take no negative seed)."""
+    if seed < 0:
+        raise ValueError(f"{name} must be an integer >= 0; got {seed!r}")
+
+
+def check_spectra(name: str, cases: Iterable[Spectrum]) -> None:
+    """Each (eigen-mean, eigen-std) of the list field ``name``: finite, the std >= 0."""
+    for case in cases:
+        check_mean(f"the eigen-mean of every case of {name}", case[0])
+        check_std(f"the eigen-std of every case of {name}", case[1])
 
 
 def qk_matrix(d: int, eig_mean: float, eig_std: float, seed: int,
@@ -133,6 +192,13 @@ def z_bound(n_tests: int) -> float:
     return bonferroni_z(n_tests, FAMILY_ALPHA)
 
 
+def mc_summary(rho_mc: np.ndarray) -> dict[str, float]:
+    """N_eff/T, max and mean of a Monte Carlo rho-profile."""
+    loc = theory.bao.localization(rho_mc)
+    return {"participation_ratio": float(loc.participation) / rho_mc.size,
+            "max_rho": float(loc.max), "mean_rho": float(loc.mean)}
+
+
 def draw_points(n_points: int, seed: int) -> list[tuple[int, int, float, float]]:
     """Random (d, T, mean, std) in the ranges of the reconstruction's test plan: d in [16, 128]
     (log-uniform), T in [16, 256], mean in [-0.3, 0.3], std in [0, 0.5]."""
@@ -140,3 +206,27 @@ def draw_points(n_points: int, seed: int) -> list[tuple[int, int, float, float]]
     return [(round(2 ** rng.uniform(4, 7)), int(rng.integers(16, 257)),
              round(float(rng.uniform(-0.3, 0.3)), 4), round(float(rng.uniform(0, 0.5)), 4))
             for _ in range(n_points)]
+
+
+FROZEN = "2026-11-25"
+"""The date the Bao claims' protocols were fixed (the entropy-collapse claim's: 2026-11-26)."""
+MC_UNIT = ("a Monte Carlo statistic over random-walk sequences (1,000 / 4,000 / 20,000 walks at "
+           "smoke / quick / full, seed 0) under the spec's token model")
+TOKEN_MODEL_WEAKNESS = ("the token model (Gaussian random walk, last-token query) is the spec's, "
+                        "not the paper's (unavailable): agreement checks our code, not the paper")
+NO_PRECONDITION = "no testability precondition is checked"
+
+
+def derivation(endpoint: str, unit: str, test: str, confirm: str, refute: str, *,
+               h0: str | None = None, h1: str | None = None, error_rates: str | None = None,
+               precondition: str = "", secondary: tuple[str, ...] = (),
+               weaknesses: tuple[str, ...] = ()) -> Protocol:
+    """The protocol of a derivation check (:func:`derivation_protocol`) with the claim's own
+    rule, testability precondition and what a sceptical reader should know (the token
+    model's weakness added to every one)."""
+    overrides: dict[str, Any] = {name: value for name, value in (("h0", h0), ("h1", h1),
+                                                               ("error_rates", error_rates))
+                                 if value is not None}
+    return replace(derivation_protocol(endpoint, unit, test, FROZEN, secondary),
+                   confirm=confirm, refute=refute, precondition=precondition,
+                   weaknesses=(*weaknesses, TOKEN_MODEL_WEAKNESS), **overrides)

@@ -1,6 +1,6 @@
 """The per-seed evidence of a cell below the depth bound (Mușat 2024, Theorem 1 in training;
 ``musat.shallow_models_fail`` and the past-bound cell of ``musat.depth_step_at_refined_bound``)
-and its sequential decision.
+and its sequential decision (with, for the depth step, the verdict of its two cells).
 
 Below the bound the query stays near chance, and that says something about depth only where
 the model learned what its layers allow (the statement depths both bounds let it bring home,
@@ -30,12 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from attnverify.compare.claim import Verdict
 from attnverify.compare.claims.musat.runs import (
     allowed_depths,
     final_query,
     learned_depths,
     near_chance,
 )
+from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import LookResult, SequentialDesign, Stop
 from attnverify.empirics import RunResult
 
@@ -55,6 +57,12 @@ def outcome(run: RunResult, D: int, layers: int, K: int, eval_size: int) -> Outc
     if learned_depths(run, allowed_depths(layers, D)):
         return Outcome.SUPPORTS
     return Outcome.UNTRAINED
+
+
+def finished_outcomes(runs: Sequence[RunResult], D: int, layers: int, K: int,
+                      eval_size: int) -> list[Outcome]:
+    """The outcome of each run of ``runs`` that finished (did not diverge), in their order."""
+    return [outcome(r, D, layers, K, eval_size) for r in runs if not r.diverged]
 
 
 @dataclass(frozen=True)
@@ -112,3 +120,22 @@ def decision_text(design: SequentialDesign, decision: BelowBoundDecision) -> str
                  + ("the contradicting seeds alone refute)" if decision.refuted else
                     "the untrained seeds, not the contradicting ones, stopped the design)"))
     return text
+
+
+def step_verdict(learn: LookResult, fail: BelowBoundDecision) -> tuple[Verdict, Reason]:
+    """The verdict of a step of the bound (``musat.depth_step_at_refined_bound``): its cell
+    at the bound must learn (``learn``, a look of its design), its cell past the bound is
+    decided by :func:`decide_below_bound` (``fail``). Intersection-union: both at efficacy
+    confirm, either refuting refutes (past the bound: a futility stop the contradicting seeds
+    carry); a futility stop past the bound that only untrained seeds cause leaves the claim
+    not testable at this budget; else an interim look while either side's next block is
+    missing, or the seeds ran out before both decided."""
+    if learn.stop is Stop.EFFICACY and fail.confirmed:
+        return Verdict.CONFIRMED, Reason.DECIDED
+    if learn.stop is Stop.FUTILITY or fail.refuted:
+        return Verdict.REFUTED, Reason.DECIDED
+    if fail.untrained_stop:
+        return Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
+    if Stop.CONTINUE in (learn.stop, fail.look.stop):
+        return Verdict.INCONCLUSIVE, Reason.INTERIM
+    return Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED

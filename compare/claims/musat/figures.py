@@ -1,6 +1,6 @@
 """The figures of the retrieval claims on trained transformers (``Claim.figures``): the depth
 heat map, head emergence, the implicit curriculum's curves and attention maps (the depth bound's
-own figures: :mod:`~attnverify.compare.claims.musat.bound_figures`)."""
+own figures live with its claims)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from attnverify import theory
-from attnverify.compare.claims.musat.protocols import LEARNED
+from attnverify.compare.claims.musat.common import LEARNED
 from attnverify.compare.claims.musat.runs import Cell, cell_shape, final_query, finished, learned
 from attnverify.compare.report.plotting import PALETTE, new_figure, runs_with_band
 from attnverify.empirics import RunResult
@@ -71,6 +71,15 @@ def depth_heatmap(params: dict[str, Any], plan: Sequence[tuple[Cell, bool, int]]
                  + f"and the seeds that learned (>= {LEARNED}); K = {params['K']}, chance "
                  f"{1 / params['K']:.2f}", fontsize=9)
     return fig
+
+
+def cells_heatmap(params: dict[str, Any], cells: Sequence[tuple[int, int, int]],
+                  groups: Sequence[Sequence[RunResult]]) -> Figure:
+    """:func:`depth_heatmap` of the (D, layers, distractors) ``cells``, all with the implicit
+    curriculum, ``groups[i]`` the runs of ``cells[i]``, with the refined bound (the depth step's
+    four cells)."""
+    plan = [(cell, True, len(runs)) for cell, runs in zip(cells, groups, strict=True)]
+    return depth_heatmap(params, plan, groups, refined=True)
 
 
 def emergence_figure(result: RunResult, events: Sequence[tuple[int, int, int, str]]) -> Figure:

@@ -1,16 +1,36 @@
-"""The retrieval runs the Mușat claims share: the configurations of
-each profile, the cells they train and what the claims read off a run."""
+"""The retrieval runs the Mușat claims share: the configurations of each profile (typed:
+:class:`RetrievalParams`), the cells they train and what the claims read off a run.
+
+Configurations are CPU-sized at ``quick`` and avoid three known pitfalls: K = 4 chains (chance
+1/4 on the query, no single-chain shortcut); a separate query token, so the learning runs use
+at least the refined bound + 1 layers (the bound is only necessary, and with a separate query
+the refined bound can be a layer higher:
+docs/derivations.md#information-flow-game-and-refined-bound); the same step budget for IC and
+query-only (training near the bound may need many steps). Runs are shared between the claims
+through the cache.
+
+The learning cell at ``quick`` is D = 2 with 4 layers (refined bound 2, so + 2), the smallest
+chain with two depths >= 1 to order. Measured on this CPU before choosing it (IC, K = 4, no
+distractors): with 3 layers (refined + 1, d_model 64, lr 1e-3, batch 128) 1 of 3 seeds learned
+the query in 8000 steps; with 4 layers (d_model 32, lr 3e-3, batch 64) 3 of 4 seeds did within
+3000 steps. Every seed that missed sat on the same plateau: every statement token right, the
+query at chance (see ``RetrievalTransformer.depth_accuracy``). A profile can add a grid of
+(D, layers) cells, IC and query-only, for the heat map (PF1); ``full`` trains only the cells
+that decide a claim (the grid would cost more than the claims).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats
 
 from attnverify import theory
-from attnverify.compare.claims.musat.protocols import LEARNED, NEAR_CHANCE_ALPHA
+from attnverify.compare.claims.musat.common import LEARNED, NEAR_CHANCE_ALPHA
+from attnverify.compare.params import Params
 from attnverify.empirics import Adam, RunResult, RunSpec
 from attnverify.empirics.models.retrieval_transformer import RetrievalTransformerConfig
 from attnverify.empirics.probes.retrieval_metrics import QUERY_ACCURACY, depth_metric
@@ -19,31 +39,97 @@ from attnverify.empirics.tasks.retrieval import RetrievalTask
 PAPER_RETRIEVAL = ("64 transformers per formulation, 24k steps, batch 128, 2^18-2^20 examples; "
                    "the paper's architecture is unknown")
 
+
+class RetrievalCell(NamedTuple):
+    """A cell with distractors: chains of ``D`` links, a model of ``layers`` layers and
+    ``distractors`` noise statements (the shallow cell, its control, the depth step)."""
+
+    D: int
+    layers: int
+    distractors: int
+
+
+class LearningCell(NamedTuple):
+    """The learning ('deep') cell: chains of ``D`` links, ``layers`` layers, no distractors."""
+
+    D: int
+    layers: int
+
+
 NO_GRID: dict[str, Any] = {"D": (), "layers": (), "distractors": 0, "seeds": 0}
-RETRIEVAL: dict[str, dict[str, Any]] = {
-    # shallow: (D, layers, distractor statements) below min_layers(D), with distractors so
-    # that 4 chains plus noise statements leave no fixed slot to read; deep: (D, layers) with
-    # at least the refined bound + 1 layers; grid: more (D, layers) cells, trained with IC and
-    # query-only for the heat map only (every D with every layer count, ``seeds`` each);
-    # control: the shallow cell's D and distractors with the refined bound + 1 layers (the
-    # testability precondition of musat.shallow_models_fail; None where the shallow cell has
-    # one layer and cannot test the claim); looks: the sequential seed counts of
-    # musat.sufficient_depth_learns; shallow_looks: the sequential seed counts of the shallow
-    # IC cell (musat.shallow_models_fail; after its control where there is one) and
-    # shallow_query_only_seeds the shallow query-only cell's seeds (heat map only). At quick the
-    # shallow cell (one layer) cannot test its claim, so it is not trained (no looks), and
-    # 3 seeds of the deep cell cannot decide musat.sufficient_depth_learns: the full profile
-    # decides both (a run of the deep cell takes about 85 s on one core). Quick trains none of
-    # these cells (train false: compare.quick_budget); --param train=true trains them
-    "smoke": {"shallow": (2, 1, 4), "deep": (1, 3), "K": 4, "vocab": 64, "d_model": 32,
-              "heads": 4, "steps": 300, "lr": 3e-3, "batch_size": 64, "eval_every": 50,
-              "eval_size": 256, "seeds": 2, "grid": NO_GRID, "control": None,
-              "looks": (2,), "shallow_looks": (2,), "shallow_query_only_seeds": 2},
-    "quick": {"shallow": (2, 1, 4), "deep": (2, 4), "K": 4, "vocab": 64, "d_model": 32,
-              "heads": 4, "steps": 4000, "lr": 3e-3, "batch_size": 64, "eval_every": 100,
-              "eval_size": 512, "seeds": 3, "grid": NO_GRID, "control": None,
-              "looks": (3,), "shallow_looks": None, "shallow_query_only_seeds": 0,
-              "train": False},
+
+
+@dataclass(frozen=True)
+class RetrievalParams(Params):
+    """The retrieval runs of the Mușat training claims.
+
+    ``shallow``: a cell below min_layers(D), with distractors so that 4 chains plus noise
+    statements leave no fixed slot to read; ``deep``: a cell with at least the refined bound + 1
+    layers; ``grid``: more (D, layers) cells (``{"D": [...], "layers": [...], "distractors": n,
+    "seeds": n}``), trained with IC and query-only for the heat map only (every D with every
+    layer count, ``seeds`` each); ``control``: the shallow cell's D and distractors with the
+    refined bound + 1 layers (the testability precondition of musat.shallow_models_fail; None
+    where the shallow cell has one layer and cannot test the claim); ``looks``: the sequential
+    seed counts of musat.sufficient_depth_learns; ``shallow_looks``: those of the shallow IC
+    cell (musat.shallow_models_fail; after its control where there is one; None: not trained)
+    and ``shallow_query_only_seeds`` the shallow query-only cell's seeds (heat map only). The
+    model: ``layers`` per cell, ``heads`` heads of width ``d_model``; K chains over ``vocab``
+    symbols; Adam at ``lr``, ``steps`` steps of ``batch_size``, evaluated every ``eval_every``
+    steps on ``eval_size`` fresh examples; ``seeds`` per cell."""
+
+    shallow: RetrievalCell
+    deep: LearningCell
+    K: int
+    vocab: int
+    d_model: int
+    heads: int
+    steps: int
+    lr: float
+    batch_size: int
+    eval_every: int
+    eval_size: int
+    seeds: int
+    grid: dict[str, tuple[int, ...] | int]
+    control: RetrievalCell | None
+    looks: tuple[int, ...]
+    shallow_looks: tuple[int, ...] | None
+    shallow_query_only_seeds: int
+
+    def __post_init__(self) -> None:
+        for name in ("shallow", "deep", "control"):
+            cell = getattr(self, name)
+            if cell is not None and not (cell[0] >= 1 and cell[1] >= 1
+                                         and (len(cell) < 3 or cell[2] >= 0)):
+                raise ValueError(f"{name} must have D >= 1, layers >= 1 and distractors >= 0; "
+                                 f"got {tuple(cell)!r}")
+        if self.K < 2:
+            raise ValueError(f"K (chains) must be an integer >= 2; got {self.K!r}")
+
+
+@dataclass(frozen=True)
+class RetrievalParamsWithTrain(RetrievalParams):
+    """:class:`RetrievalParams` at a profile whose budget leaves the cells out (quick):
+    ``train`` false trains nothing (compare.quick_budget), ``--param train=true`` trains them.
+    A class of its own since the other profiles have no ``train`` parameter."""
+
+    train: bool
+
+
+RETRIEVAL_PARAMS: dict[str, RetrievalParams] = {
+    # At quick the shallow cell (one layer) cannot test its claim, so it is not trained (no
+    # looks), and 3 seeds of the deep cell cannot decide musat.sufficient_depth_learns: the full
+    # profile decides both (a run of the deep cell takes about 85 s on one core). Quick trains
+    # none of these cells (train false: compare.quick_budget); --param train=true trains them
+    "smoke": RetrievalParams(
+        shallow=RetrievalCell(2, 1, 4), deep=LearningCell(1, 3), K=4, vocab=64, d_model=32,
+        heads=4, steps=300, lr=3e-3, batch_size=64, eval_every=50, eval_size=256, seeds=2,
+        grid=NO_GRID, control=None, looks=(2,), shallow_looks=(2,),
+        shallow_query_only_seeds=2),
+    "quick": RetrievalParamsWithTrain(
+        shallow=RetrievalCell(2, 1, 4), deep=LearningCell(2, 4), K=4, vocab=64, d_model=32,
+        heads=4, steps=4000, lr=3e-3, batch_size=64, eval_every=100, eval_size=512, seeds=3,
+        grid=NO_GRID, control=None, looks=(3,), shallow_looks=None,
+        shallow_query_only_seeds=0, train=False),
     # full: D = 5 needs 3 layers (3^t >= 2D), so 2 layers are one below the bound. Only the
     # cells that decide a claim are trained: the heat map's grid and the shallow query-only
     # cell (64 + 8 runs, heat map only) were cut before any full run, since the deciding cells
@@ -51,11 +137,17 @@ RETRIEVAL: dict[str, dict[str, Any]] = {
     # Evaluated every 100 steps, the quick grid: two calibration runs of the deep cell at
     # 500-step evaluations learned every depth between steps 500 and 2000, too fast for that
     # grid to order (decision log of 2026-11-26)
-    "full": {"shallow": (5, 2, 8), "deep": (3, 4), "K": 4, "vocab": 64, "d_model": 64,
-             "heads": 4, "steps": 24_000, "lr": 1e-3, "batch_size": 128, "eval_every": 100,
-             "eval_size": 1024, "seeds": 5, "grid": NO_GRID, "control": (5, 4, 8),
-             "looks": (5, 10, 15), "shallow_looks": (8, 12), "shallow_query_only_seeds": 0},
+    "full": RetrievalParams(
+        shallow=RetrievalCell(5, 2, 8), deep=LearningCell(3, 4), K=4, vocab=64, d_model=64,
+        heads=4, steps=24_000, lr=1e-3, batch_size=128, eval_every=100, eval_size=1024,
+        seeds=5, grid=NO_GRID, control=RetrievalCell(5, 4, 8), looks=(5, 10, 15),
+        shallow_looks=(8, 12), shallow_query_only_seeds=0),
 }
+"""The retrieval profiles, shared by every Mușat training claim (the paper's scale:
+PAPER_RETRIEVAL)."""
+RETRIEVAL: dict[str, dict[str, Any]] = {profile: params.as_dict()
+                                        for profile, params in RETRIEVAL_PARAMS.items()}
+"""The same profiles as mappings, for the claims whose own profiles extend them."""
 
 
 Cell = str | tuple[int, ...]

@@ -20,11 +20,11 @@ PAPER_COPYING = "H = 256, V = L = 40 and 40 of 60, batch 128, Adam 1e-3, 200 ste
 
 
 @dataclass(frozen=True)
-class CopyingParams(Params):
-    """The copying runs of Snell's claims: a seq2seq model of ``hidden`` units on length-``L``
-    sequences, permutations (V = L) against subsets (L of ``subset_V``), trained ``steps``
-    steps at ``batch_size``, evaluated every ``eval_every`` steps on ``eval_size`` examples,
-    ``seeds`` seeds per distribution."""
+class CopyingModel(Params):
+    """The copying configuration every Snell training claim starts from: a seq2seq model of
+    ``hidden`` units on length-``L`` sequences, permutations (V = L) against subsets (L of
+    ``subset_V``), trained ``steps`` steps at ``batch_size``, evaluated every ``eval_every``
+    steps on ``eval_size`` examples."""
 
     hidden: int
     L: int
@@ -33,6 +33,13 @@ class CopyingParams(Params):
     steps: int
     eval_every: int
     eval_size: int
+
+
+@dataclass(frozen=True)
+class CopyingParams(CopyingModel):
+    """The copying runs of Snell's claims (:class:`CopyingModel`), ``seeds`` seeds per
+    distribution."""
+
     seeds: int
 
 
