@@ -15,7 +15,7 @@ naming the accepted values for an unknown claim, paper, profile or parameter.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from os import PathLike
+from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,15 @@ def select_claims(claims: str | Sequence[str] | None = None,
     none is), in report order. ValueError naming the accepted values otherwise."""
     from attnverify.compare.registry import select_many
 
+    if not isinstance(claims, str | None):
+        if isinstance(claims, Mapping) or not isinstance(claims, Sequence):
+            raise ValueError(f"claims must be a claim id, a sequence of ids or None (every "
+                             f"claim); got {type(claims).__name__}")
+        if not claims:
+            raise ValueError("no claims selected: an empty sequence of ids (give ids, a "
+                             "paper, or claims=None for every claim)")
+        if bad := [c for c in claims if not isinstance(c, str)]:
+            raise ValueError(f"claim ids are strings; got {bad[0]!r}")
     selected = select_many([claims] if isinstance(claims, str) else list(claims or []), paper)
     if not selected:
         raise ValueError(f"no claims for paper {paper!r} yet")
@@ -87,14 +96,22 @@ def build_report(claims: Sequence[Claim], profile: str, executor: Executor,
                   boundaries=load_saved(executor.store.root, claims), reference=reference)
 
 
+MAX_WORKERS = 256
+"""The most worker processes a verify starts (``workers=``, ``--workers``): each is a process
+with its own torch and model, hundreds of MB; a typo must not fork thousands."""
+
+
 def check_workers(workers: int | None) -> None:
-    """``workers`` is None (every core) or an integer >= 1, and more than one is refused from
-    a script's top-level code outside its ``__main__`` guard
+    """``workers`` is None (every core) or an integer from 1 to :data:`MAX_WORKERS`, and more
+    than one is refused from a script's top-level code outside its ``__main__`` guard
     (:mod:`compare.evaluation.script_guard`)."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ValueError(f"workers must be an integer >= 1 (or None: every core); got "
                          f"{workers!r}")
+    if workers is not None and workers > MAX_WORKERS:
+        raise ValueError(f"workers must be <= {MAX_WORKERS}: each worker is a process with its "
+                         f"own torch and model (hundreds of MB); got {workers}")
     if reimported_main():
         raise RuntimeError(guard_message("attnverify.verify", workers, None))
     if workers != 1:
@@ -106,7 +123,8 @@ def check_workers(workers: int | None) -> None:
 def verify(claims: str | Sequence[str] | None = None, *, paper: str | None = None,
            profile: str = "quick", cache: str | PathLike[str] | RunStore | None = None,
            workers: int | None = 1, params: Mapping[str, Any] | None = None,
-           device: str | None = None, progress: bool = True) -> VerifyReport:
+           device: str | None = None, progress: bool = True, yes: bool = False
+           ) -> VerifyReport:
     """Verify claims and return their report (docs/python-api.md).
 
     ``claims``: one claim id or several (see ``attnverify claims``); ``paper``: every claim of
@@ -117,24 +135,44 @@ def verify(claims: str | Sequence[str] | None = None, *, paper: str | None = Non
     train in worker processes, which a script must start under
     ``if __name__ == "__main__":``. ``params``: with one claim, parameters replacing its
     profile's (``{"steps": 100}``); with several, keyed by claim id. ``device``: cpu or cuda.
+    ``yes``: train even where the estimate of the training ahead is over an hour of wall time
+    (as ``verify --yes``); without it such a call trains nothing and raises ValueError saying
+    what it would train and for how long.
+
+    ValueError for every value it refuses: an empty selection of claims, an unknown claim,
+    paper, profile or parameter, ``workers`` outside 1 to :data:`MAX_WORKERS`, an empty
+    ``cache`` path, a device torch cannot use, or the cost guard.
     """
     from attnverify.empirics import LocalExecutor
     from attnverify.empirics.execute.executor import ExecutorSetupError, check_device
 
     check_profile(profile)
     check_workers(workers)
+    check_cache(cache)
     try:
         check_device(device)
     except ExecutorSetupError as exc:
         raise ValueError(str(exc)) from None
     selected = select_claims(claims, paper)
     points = claim_points(selected, profile, params)
+    from attnverify.compare.evaluation.cost_guard import long_training
     from attnverify.compare.runs.tidy import store_of
 
     store = store_of(cache)
     with LocalExecutor(store, workers=workers, progress=progress, device=device) as executor:
+        ahead = None if yes else long_training(selected, profile, store, None, points,
+                                                executor.workers, executor.place)
+        if ahead is not None:
+            raise ValueError(f"{ahead}; pass yes=True to go ahead (attnverify verify "
+                             f"--dry-run shows the plan); nothing was trained")
         report = build_report(selected, profile, executor, points=points)
     return VerifyReport.from_report(report, cache=Path(store.root))
+
+
+def check_cache(cache: str | PathLike[str] | RunStore | None) -> None:
+    """An empty path is refused, not taken for the current directory (as ``--cache ""``)."""
+    if isinstance(cache, str | PathLike) and fspath(cache) == "":
+        raise ValueError("cache must name a directory; got an empty path")
 
 
 def load_report(path: str | PathLike[str]) -> VerifyReport:

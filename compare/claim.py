@@ -47,26 +47,45 @@ class ClaimKind(StrEnum):
 
     PAPER = "paper"
     """An empirical statement of the paper, tested on training runs or the paper's setting."""
+    DEMONSTRATION = "demonstration"
+    """A statement of existence (a model that does X exists; here, read as: training reaches
+    one), shown by one run that does it: a demonstration, not a statistical confirmation (runs
+    without one cannot refute it); counted apart from the paper claims and their multiplicity
+    family, its "confirmed" read as "demonstrated"."""
     DERIVED = "derived"
     """A prediction this project derived (its spec says so), tested on training runs."""
+    OBSERVATION = "observation"
+    """What the runs show beside the claims: a sanity check of the setting a paper assumes,
+    or an exploratory reading no statement of a paper predicts; it decides nothing about the
+    papers."""
     DERIVATION = "derivation"
     """The project's closed form against its own simulator or Monte Carlo: a correctness check
     of ``attnverify.theory``, which can fail only through a bug; not evidence about a paper."""
 
 
-KIND_SUMMARY = {ClaimKind.PAPER: "paper claims", ClaimKind.DERIVED: "derived predictions",
+KIND_SUMMARY = {ClaimKind.PAPER: "paper claims", ClaimKind.DEMONSTRATION: "demonstrations",
+                ClaimKind.DERIVED: "derived predictions", ClaimKind.OBSERVATION: "observations",
                 ClaimKind.DERIVATION: "derivation checks"}
 """How the summary line names each kind."""
 KIND_NAMES = {
     ClaimKind.PAPER: "Paper claim",
+    ClaimKind.DEMONSTRATION: ("Demonstration of existence (the paper's statement, shown by a run "
+                              "that does it; not a statistical confirmation)"),
     ClaimKind.DERIVED: "Derived prediction (this project's, not the paper's)",
+    ClaimKind.OBSERVATION: ("Observation (a sanity check or an exploratory reading; decides "
+                            "nothing about the paper)"),
     ClaimKind.DERIVATION: "Derivation check (our theory against our own simulator; not evidence "
                           "about the paper)",
 }
 """How a claim's own section names its kind."""
 KIND_TITLES = {
     ClaimKind.PAPER: "Paper claims",
+    ClaimKind.DEMONSTRATION: ("Demonstrations of existence (the papers' statements that some "
+                              "trained model does X, shown by one run; not statistical "
+                              "confirmations, and outside the paper claims' counts)"),
     ClaimKind.DERIVED: "Derived predictions (this project's, tested on training)",
+    ClaimKind.OBSERVATION: ("Observations (sanity checks of the papers' settings and "
+                            "exploratory readings of the runs; they decide nothing)"),
     ClaimKind.DERIVATION: ("Derivation checks (our closed forms against our own simulators: "
                            "correctness of the theory code, not evidence about the papers)"),
 }

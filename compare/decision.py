@@ -12,12 +12,13 @@ at ``beta``) or, where a protocol has none, the primary test significant the oth
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from attnverify.compare.claim import Verdict
+from attnverify.compare.claim import Assessment, Verdict
 from attnverify.compare.protocol import Reason
-from attnverify.compare.sequential import Stop
+from attnverify.compare.sequential import SequentialDesign, Stop
 from attnverify.compare.stats import GroupComparison, rate_difference_test
 
 
@@ -121,3 +122,42 @@ def rate_gain(k_a: int, n_a: int, k_b: int, n_b: int, min_gain: float,
     test = OneSided(name, rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "greater"),
                     rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "less"))
     return test, rate_difference_test(k_a, n_a, k_b, n_b, min_gain, "less")
+
+
+def design_verdicts(design: SequentialDesign) -> frozenset[Verdict]:
+    """The verdicts a sequential design can reach at its maximum seeds (the claim's
+    ``reachable_verdicts`` where its verdict is the design's stop): "confirmed" where some
+    look's efficacy boundary is at most its seed count, "refuted" where some look's futility
+    boundary is a count that can occur (>= 0); "inconclusive" always (a missing block)."""
+    efficacy, futility = design.boundaries()
+    reachable = {Verdict.INCONCLUSIVE}
+    if any(e <= n for e, n in zip(efficacy, design.looks, strict=True)):
+        reachable.add(Verdict.CONFIRMED)
+    if any(f >= 0 for f in futility):
+        reachable.add(Verdict.REFUTED)
+    return frozenset(reachable)
+
+
+def one_sided_design(assessment: Assessment,
+                     reachable: frozenset[Verdict] | None) -> Assessment:
+    """``assessment`` unless its design cannot reach both "confirmed" and "refuted" at these
+    parameters: then nothing it reads is evidence (a "confirmed" where "refuted" is out of
+    reach, or the reverse, and equally a "budget reached" that more seeds of the same design
+    could not turn into both), so the verdict is "not testable here", with the rule's own
+    reading kept in the explanation and in ``details["one_sided"]`` (methodology,
+    "Testability"). ``reachable``: the claim's
+    :meth:`~attnverify.compare.claim.Claim.reachable_verdicts`; None (not declared): as is."""
+    decisive = {Verdict.CONFIRMED, Verdict.REFUTED}
+    if reachable is None or decisive <= reachable or assessment.reason is Reason.NOT_TESTABLE:
+        return assessment
+    never = " or ".join(sorted(str(v) for v in decisive - reachable))
+    return dataclasses.replace(
+        assessment, verdict=Verdict.INCONCLUSIVE, reason=Reason.NOT_TESTABLE, p_value=None,
+        explanation=(f"Not testable here: at these parameters the design can never be {never}, "
+                     f"so its reading ({assessment.verdict}) is no evidence (a design with more "
+                     f"seeds can reach both). The rule read: {assessment.explanation}"),
+        details={**assessment.details,
+                 "one_sided": {"verdict": str(assessment.verdict),
+                               "reason": None if assessment.reason is None
+                               else str(assessment.reason),
+                               "p_value": assessment.p_value}})

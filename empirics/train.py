@@ -313,6 +313,11 @@ def _resume(specs: list[RunSpec], batched: bool, keys: list[str],
     if saved is None:
         return None
     step, earlier_s, state = saved
+    if step not in specs[0].eval_steps() or not 0 < step < specs[0].steps:
+        # the loop saves at an evaluation step before the last one, and at no other
+        checkpoints.set_aside(keys, batched, f"its step {step} is not one at which a run of "
+                                             f"{specs[0].steps} steps saves")
+        return None
     # a restore that fails half-way must leave the generators as a fresh start has them
     rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if _devices(specs[0]) else None

@@ -278,3 +278,27 @@ def test_parquet_without_pyarrow_is_one_line(verified, tmp_path, capsys, monkeyp
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "pip install 'attnverify[frames]'" in err
     assert not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"claims": []}, "no claims selected: an empty sequence of ids"),
+    ({"claims": 5}, "claims must be a claim id, a sequence of ids or None"),
+    ({"claims": [3]}, "claim ids are strings; got 3"),
+    ({"workers": 10**6}, "workers must be <= 256"),
+    ({"workers": 0}, "workers must be an integer >= 1"),
+    ({"cache": ""}, "cache must name a directory; got an empty path"),
+])
+def test_the_api_refuses_what_the_cli_refuses_with_a_value_error(kwargs, message, tmp_path):
+    kwargs = {"cache": tmp_path / "c", **kwargs}
+    with pytest.raises(ValueError, match=message):
+        attnverify.verify(profile="smoke", **kwargs)
+    assert not (tmp_path / "c" / "runs").exists()  # nothing was trained
+
+
+def test_the_api_asks_for_yes_before_a_long_training(tmp_path):
+    """Every claim at full on an empty cache is days of training: refused without ``yes``,
+    before anything trains (as ``verify`` without ``--yes``)."""
+    with pytest.raises(ValueError, match=r"this verify would train \d+ runs, about .* "
+                                         r"pass yes=True to go ahead"):
+        attnverify.verify(profile="full", cache=tmp_path / "c", progress=False)
+    assert not list((tmp_path / "c").glob("runs/*"))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from checkpoint_kill import Killed, KilledAfterSave, Resuming, assert_identical
 
 from attnverify.empirics import (
     Adam,
@@ -29,24 +30,6 @@ from attnverify.empirics import (
 )
 from attnverify.empirics.store.checkpoint import CheckpointDir, unit_name
 from attnverify.empirics.train import train_group
-
-
-class Killed(Exception):
-    """What a killed process would stop with, raised right after a checkpoint is written."""
-
-
-@dataclass(frozen=True)
-class KilledAfterSave(CheckpointDir):
-    """Saves at every evaluation step and stops the process after its ``kill_after``-th save."""
-
-    kill_after: int = 1
-    saves: list[int] = dataclasses.field(default_factory=list)
-
-    def save(self, keys, batched, step, steps, elapsed_s, state) -> None:
-        super().save(keys, batched, step, steps, elapsed_s, state)
-        self.saves.append(step)
-        if len(self.saves) == self.kill_after:
-            raise Killed
 
 
 def lm(seed: int = 0, dropout: float = 0.2) -> RunSpec:
@@ -66,27 +49,6 @@ def copying(seed: int = 0, **changes) -> RunSpec:
                    model=Seq2SeqConfig(hidden=16, cell="gru"), optimizer=Adam(1e-2),
                    steps=40, batch_size=8, eval_every=5, eval_size=16, seed=seed)
     return dataclasses.replace(spec, **changes)
-
-
-def assert_identical(expected, got) -> None:
-    for want, have in zip(expected, got, strict=True):
-        assert (have.key, have.status) == (want.key, want.status)
-        a, b = want.arrays(), have.arrays()
-        assert sorted(a) == sorted(b)
-        for name in a:
-            np.testing.assert_array_equal(b[name], a[name], err_msg=name)
-
-
-@dataclass(frozen=True)
-class Resuming(CheckpointDir):
-    """Records the step of each checkpoint it hands back (None: none usable)."""
-
-    loaded: list = dataclasses.field(default_factory=list)
-
-    def load(self, keys, batched):
-        saved = super().load(keys, batched)
-        self.loaded.append(None if saved is None else saved[0])
-        return saved
 
 
 def interrupted_then_resumed(specs, tmp_path: Path, kill_after: int = 2, batched=None):
@@ -151,13 +113,14 @@ def test_a_stopped_seed_in_a_batched_group_resumes_stopped(tmp_path):
 
 def test_a_damaged_checkpoint_is_set_aside(tmp_path, caplog):
     expected = train_group([copying(0)])
-    killer = KilledAfterSave(tmp_path, interval_s=0.0, kill_after=2)
+    root = tmp_path / "checkpoints"
+    killer = KilledAfterSave(root, interval_s=0.0, kill_after=2)
     with pytest.raises(Killed):
         train_group([copying(0)], checkpoints=killer)
-    (state,) = tmp_path.glob("*.pt")
+    (state,) = root.glob("*.pt")
     state.write_bytes(state.read_bytes()[:100])
     with caplog.at_level(logging.WARNING, logger="attnverify.checkpoint"):
-        got = train_group([copying(0)], checkpoints=CheckpointDir(tmp_path))
+        got = train_group([copying(0)], checkpoints=CheckpointDir(root))
     assert "not used" in caplog.text and "training from step 0" in caplog.text
     assert_identical(expected, got)
 
@@ -181,20 +144,21 @@ def test_another_seed_order_is_another_unit(tmp_path, caplog):
 
 def test_a_checkpoint_that_does_not_fit_leaves_a_fresh_start(tmp_path, caplog):
     # the models load, then the optimizer's state does not: the run must start as a fresh
-    # one, generators included (dropout draws from the global one)
-    import torch
+    # one, generators included (dropout draws from the global one); its checksum is sound
+    from attnverify.empirics.store.checkpoint import seal, unseal
 
     spec = lm(0)
-    killer = KilledAfterSave(tmp_path, interval_s=0.0, kill_after=2)
+    root = tmp_path / "checkpoints"
+    killer = KilledAfterSave(root, interval_s=0.0, kill_after=2)
     with pytest.raises(Killed):
         train_group([spec], checkpoints=killer)
-    (path,) = tmp_path.glob("*.pt")
-    payload = torch.load(path, weights_only=True)
+    (path,) = root.glob("*.pt")
+    payload = unseal(path.read_bytes())
     payload["state"]["step"]["optimizer"] = {"state": {}, "param_groups": []}
-    torch.save(payload, path)
+    path.write_bytes(seal(payload))
     with caplog.at_level(logging.WARNING, logger="attnverify.checkpoint"):
-        got = train_group([spec], checkpoints=CheckpointDir(tmp_path))
-    assert "not used" in caplog.text
+        got = train_group([spec], checkpoints=CheckpointDir(root))
+    assert "not used" in caplog.text and "checksum" not in caplog.text
     assert_identical(train_group([spec]), got)
 
 
@@ -292,7 +256,7 @@ def test_a_checkpointed_unit_keeps_its_composition_in_the_next_sweep(tmp_path, c
     killer = KilledAfterSave(store.checkpoints.root, interval_s=0.0, kill_after=2)
     with pytest.raises(Killed):
         train_group(unit, checkpoints=killer)
-    with caplog.at_level(logging.INFO, logger="attnverify"), \
+    with caplog.at_level(logging.DEBUG, logger="attnverify"), \
             LocalExecutor(store, workers=1, progress=False, seed_group=1) as executor:
         got = executor.run(specs)
     assert "its checkpoint is at step 10 of 30" in caplog.text

@@ -5,6 +5,7 @@ negative controls: claims built to break an item must fail it."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -12,8 +13,9 @@ import pytest
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims import BUILTIN
+from attnverify.compare.decision import one_sided_design
 from attnverify.compare.measurement import Tolerance
-from attnverify.compare.protocol import Protocol
+from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.testing.contract import (
     CHECKS,
     ContractError,
@@ -28,7 +30,9 @@ from attnverify.empirics import RunResult
 CLAIMS = [cls() for cls in BUILTIN]
 
 CONTROLLED = {"snell.permutation_is_hard"}
-"""The claims that supply a negative control and their reachable verdicts today."""
+"""The claims that supply a negative control today."""
+REACHABLE = CONTROLLED | {"snell.subset_learned_every_seed", "musat.sufficient_depth_learns"}
+"""The claims that declare the verdicts their design can reach today."""
 SPACE_REFUSED = {"musat.llms_solve_by_prompting":
                  "the top of its search space (deepest 16, 10 chains) exceeds the depth 10 "
                  "chains allow at quick and full (at most 8)"}
@@ -39,6 +43,7 @@ def _expected(claim: Claim) -> dict[str, str]:
     if claim.id not in CONTROLLED:
         out["negative_control"] = "no constructed results on which it is false yet"
         out["grouping_stable"] = "no constructed results to reorder yet"
+    if claim.id not in REACHABLE:
         out["reachable_verdicts"] = "its reachable verdicts are not declared yet"
     if claim.id in SPACE_REFUSED:
         out["space"] = SPACE_REFUSED[claim.id]
@@ -107,9 +112,34 @@ def test_a_rule_that_confirms_on_false_data_fails_the_negative_control():
         check_negative_control(RubberStamp())
 
 
-def test_a_design_that_can_only_confirm_fails_the_reachable_verdicts():
-    with pytest.raises(ContractError, match="can never be refuted"):
-        check_reachable_verdicts(RubberStamp())
+class Undecidable(RubberStamp):
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
+        return frozenset({Verdict.INCONCLUSIVE})
+
+
+def test_a_design_that_can_never_decide_fails_the_reachable_verdicts():
+    check_reachable_verdicts(RubberStamp())  # one-sided: verify reports it not testable
+    with pytest.raises(ContractError, match="reach neither 'confirmed' nor 'refuted'"):
+        check_reachable_verdicts(Undecidable())
+
+
+def test_a_design_that_can_only_confirm_is_not_testable_when_it_confirms():
+    claim = RubberStamp()
+    params = claim.params("smoke")
+    confirmed = claim.assess(params, claim.results_for(params, []))
+    reported = one_sided_design(confirmed, claim.reachable_verdicts(params))
+    assert confirmed.verdict is Verdict.CONFIRMED
+    assert (reported.verdict, reported.reason) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE)
+    assert reported.p_value is None and reported.details["one_sided"]["verdict"] == "confirmed"
+    assert "can never be refuted" in reported.explanation
+    both = frozenset({Verdict.CONFIRMED, Verdict.REFUTED})
+    assert one_sided_design(confirmed, both) is confirmed  # a design that can go either way
+    assert one_sided_design(confirmed, None) is confirmed  # not declared: as assessed
+    budget = dataclasses.replace(confirmed, verdict=Verdict.INCONCLUSIVE,
+                                 reason=Reason.BUDGET_REACHED)
+    reported = one_sided_design(budget, claim.reachable_verdicts(params))
+    assert reported.reason is Reason.NOT_TESTABLE  # more seeds of this design cannot decide
+    assert reported.details["one_sided"]["reason"] == "budget reached"
 
 
 def test_a_claim_passes_nothing_by_default():
@@ -153,3 +183,16 @@ def test_a_rule_that_reads_runs_by_position_fails_grouping_stable():
     with pytest.raises(ContractError, match=r"reads its runs by position \(results\[0\]\)"):
         check_grouping_stable(ReadsByPosition())
     check_grouping_stable(ReadsByName())
+
+
+def test_verify_reports_a_one_sided_design_not_testable(tmp_path):
+    """The rule runs in verify itself: a claim whose design can only confirm is reported
+    "not testable here", with what its rule read."""
+    from attnverify.compare import evaluate
+    from attnverify.empirics import LocalExecutor, RunStore
+
+    outcome = evaluate(RubberStamp(), "smoke", LocalExecutor(RunStore(tmp_path), workers=1,
+                                                            progress=False))
+    a = outcome.assessment
+    assert (a.verdict, a.reason) == (Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE)
+    assert a.explanation.endswith("The rule read: always")

@@ -177,9 +177,11 @@ def test_quick_trains_nothing_and_says_why():
     assert claim.figures(params, [], a) == {}
 
 
-def test_it_is_a_derived_prediction_of_the_refined_bound():
+def test_it_is_an_exploratory_observation_of_the_refined_bound():
+    """A lower bound does not predict learnability at the bound, so the step decides nothing
+    about the paper: an observation, outside the paper claims and the derived predictions."""
     claim = DepthStepAtRefinedBound()
-    assert claim.kind is ClaimKind.DERIVED and "refined bound" in claim.statement
+    assert claim.kind is ClaimKind.OBSERVATION and "refined bound" in claim.statement
 
 
 @pytest.mark.parametrize("t", [2, 3, 4, 5])

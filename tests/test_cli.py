@@ -56,14 +56,14 @@ def test_verify_runs_and_export(capsys, tmp_path):
     assert not (tmp_path / "c").exists()  # and it trained nothing
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
                          "--profile", "smoke", "--cache", cache, "--out", str(out_dir),
-                         "--workers", "1")
+                         "--workers", "1", "-v")
     assert code == 0
     assert "snell.uniform_attention_at_init  confirmed" in out
     assert f"report: {(out_dir / 'report.html').resolve()}" in out
     assert err.count("not in cache") == 3
     # second time: everything from the cache
     code, out, err = run(capsys, "verify", "--claim", "snell.uniform_attention_at_init",
-                         "--profile", "smoke", "--cache", cache, "--out", str(out_dir))
+                         "--profile", "smoke", "--cache", cache, "--out", str(out_dir), "-v")
     assert code == 0 and err.count("cached ") == 3 and "not in cache" not in err
     row, _ = dry_run_row(capsys, cache, "smoke", tmp_path)
     assert row[1:5] == ["3", "3", "0", "0"]  # all cached: 0 s to train
@@ -366,3 +366,14 @@ def test_a_bug_after_the_param_check_is_a_traceback_not_a_user_error(tmp_path, m
             "--param", "n_sequences=200", "--workers", "1"]
     with pytest.raises(ValueError, match="a bug in assess"):
         main(argv)
+
+
+def test_the_terminal_has_no_line_per_run_unless_verbose(capsys, tmp_path):
+    """README command 1 shows progress and the verdict table, not a line per stored run;
+    ``--verbose`` adds them (key, configuration, cached or not)."""
+    argv = ["verify", "--claim", "snell.uniform_attention_at_init", "--profile", "smoke",
+            "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "out"), "--workers", "1"]
+    code, _, err = run(capsys, *argv)
+    assert code == 0 and "not in cache" not in err and "cached " not in err
+    code, _, err = run(capsys, *argv, "--verbose")
+    assert code == 0 and err.count("cached ") == 3

@@ -28,7 +28,7 @@ def test_pool_results_equal_in_process_results(store, caplog):
         for name, values in direct.arrays().items():
             np.testing.assert_array_equal(result.arrays()[name], values, err_msg=name)
     caplog.clear()
-    with caplog.at_level("INFO", logger="attnverify.store"):
+    with caplog.at_level("DEBUG", logger="attnverify.store"):
         again = LocalExecutor(store, workers=2, progress=False).run(specs())
     lines = [r.getMessage() for r in caplog.records if r.name == "attnverify.store"]
     assert len(lines) == 3 and all(line.startswith("cached") for line in lines)

@@ -121,7 +121,7 @@ def test_figures_regenerate_from_cache(report_dir, tmp_path, caplog):
     from attnverify.paper_figures import regenerate
 
     store = RunStore(report_dir.parent / "cache")
-    with caplog.at_level("INFO", logger="attnverify"):
+    with caplog.at_level("DEBUG", logger="attnverify"):
         files = regenerate(tmp_path / "figs", "smoke", store, workers=1, progress=False)
     lines = [r.getMessage() for r in caplog.records if r.name == "attnverify.figures"]
     assert lines and all("computed" not in line for line in lines)
@@ -173,3 +173,16 @@ def test_seeds_line_tells_a_claim_untrained_here_from_one_that_never_trains(repo
     trained = doc["snell.subset_learned_every_seed"]["n_seeds"]
     assert trained > 0
     assert seeds_line("snell.subset_learned_every_seed").startswith(f"- Seeds: {trained};")
+
+
+def test_a_demonstration_is_counted_as_shown_or_not():
+    """Runs cannot refute an existence statement: its count says demonstrated or not, apart
+    from the paper claims' confirmed / refuted / inconclusive."""
+    from attnverify.compare.claim import ClaimKind
+    from attnverify.compare.report.document import summary_text
+
+    line = summary_text({ClaimKind.PAPER: {"confirmed": 2, "refuted": 1, "inconclusive": 0},
+                         ClaimKind.DEMONSTRATION: {"confirmed": 1, "refuted": 0,
+                                                   "inconclusive": 2}})
+    assert line == ("paper claims: 2 confirmed, 1 refuted, 0 inconclusive; "
+                    "demonstrations: 1 demonstrated, 2 not demonstrated")

@@ -56,7 +56,7 @@ def _outcome(claim_id: str, verdict: Verdict, tolerance: Tolerance,
 def small_report(tmp_path_factory) -> Path:
     """A report of three claims, one per kind and verdict, with two figures."""
     outcomes = [
-        _outcome("snell.uniform_attention_at_init", Verdict.CONFIRMED,
+        _outcome("snell.ktiw_precedes_attention", Verdict.CONFIRMED,
                  Tolerance("entropy within 5% of the uniform maximum at initialization",
                            {"entropy_ratio_min": 0.95, "N_eff/T": ">= 0.9"}),
                  {"entropy": _figure("Attention entropy at initialization, per seed")}),
@@ -89,7 +89,7 @@ def test_page_is_navigable_and_filterable(small_report):
     page = (small_report / "report.html").read_text()
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
     nav = re.search(r"<nav id='contents'>(.*?)</nav>", page).group(1)
-    for claim_id in ("snell.uniform_attention_at_init", "snell.stage1_bow_optimum",
+    for claim_id in ("snell.ktiw_precedes_attention", "snell.stage1_bow_optimum",
                      "snell.kappa_closed_form"):
         assert f"<a href='#{claim_id}'>" in nav and f"<section id='{claim_id}'" in page
     for kind in ("paper", "derived", "derivation"):
@@ -293,3 +293,12 @@ def test_terminal_table_colours_verdicts_only_where_asked(monkeypatch):
     monkeypatch.delenv("FORCE_COLOR")
     monkeypatch.delenv("NO_COLOR")
     assert not use_colour(closed)
+
+
+def test_a_smoke_report_says_it_checks_wiring_not_claims(small_report):
+    page = (small_report / "report.html").read_text()
+    md = (small_report / "report.md").read_text()
+    for text in (page, md):
+        assert "Smoke profile: tiny runs that check that every claim" in text
+    quick = Report(profile="quick", versions={}, machine={}, outcomes=[])
+    assert quick.banner() is None

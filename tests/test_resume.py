@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ARGS = ["-m", "attnverify.compare.cli", "verify", "--claim", "bao.locater_effect", "--profile",
-        "smoke"]
+        "smoke", "--verbose"]
 
 
 def verify(cache: Path, out: Path, capture: bool = True, workers: int = 1,

@@ -42,7 +42,7 @@ def test_round_trip(store):
 def test_lookup_logs_one_line(store, caplog):
     spec = tiny_spec()
     caplog.clear()
-    with caplog.at_level("INFO", logger="attnverify.store"):
+    with caplog.at_level("DEBUG", logger="attnverify.store"):
         store.lookup(spec)
         store.put(train(spec))
         store.lookup(spec)

@@ -95,7 +95,8 @@ def test_register_requires_a_kind_and_every_built_in_claim_has_one():
     cls = type("Kindless", (Claim,), {"id": "kindless.x", "paper": "kindless", "statement": "",
                                       "code_version": 1, "defaults": {},
                                       "assess": lambda self, p, r: Assessment})
-    with pytest.raises(TypeError, match="must declare its kind, one of paper, derived"):
+    with pytest.raises(TypeError, match="must declare its kind, one of paper, demonstration, "
+                                        "derived"):
         register(cls)
     assert all(isinstance(c.kind, ClaimKind) for c in select())
     assert {c.kind for c in select()} == set(ClaimKind)

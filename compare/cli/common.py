@@ -24,9 +24,6 @@ if TYPE_CHECKING:
     from attnverify.empirics import RunStore
     from attnverify.empirics.execute.executor import Executor
 
-MAX_WORKERS = 256
-"""The most worker processes ``--workers`` starts (a typo must not fork thousands)."""
-
 DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 """Write failures of the machine, not of attnverify: a full disk, a quota, a read-only mount."""
 
@@ -58,6 +55,8 @@ def check_common_options(args: argparse.Namespace) -> None:
         raise UserError(f"--seed-group must be an integer >= 1; got {args.seed_group}")
     if getattr(args, "workers", None) is not None and args.workers < 1:
         raise UserError(f"--workers must be an integer >= 1; got {args.workers}")
+    from attnverify.compare.api import MAX_WORKERS
+
     if getattr(args, "workers", None) is not None and args.workers > MAX_WORKERS:
         raise UserError(f"--workers must be <= {MAX_WORKERS}: each worker is a process with "
                         f"its own torch and model (hundreds of MB); got {args.workers}")

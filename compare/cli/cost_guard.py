@@ -13,19 +13,16 @@ line saying how to go ahead, and nothing is trained or written.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.cli.inputs import UserError
+from attnverify.compare.evaluation.cost_guard import CONFIRM_ABOVE_S, long_training
 
 if TYPE_CHECKING:
     from attnverify.compare.claim import Claim
     from attnverify.empirics import RunSpec, RunStore
-
-CONFIRM_ABOVE_S = 3600.0
-"""Estimated wall time (seconds, on the chosen workers) above which verify asks first."""
 
 
 def add_option(parser: argparse.ArgumentParser) -> None:
@@ -51,20 +48,9 @@ def confirm_cost(args: argparse.Namespace, claims: Sequence[Claim], store: RunSt
     UserError (one line) otherwise."""
     if args.yes:
         return
-    from attnverify.compare.evaluation.plan import estimate, measured_rates, plan
-
-    plans = plan(claims, args.profile, store, overrides, points, place=place)
-    missing = list({s.key(): s for p in plans for s in p.missing}.values())
-    if not missing:
+    what = long_training(claims, args.profile, store, overrides, points, workers, place)
+    if what is None:
         return
-    rates = measured_rates(store)
-    total = estimate(missing, rates)
-    longest = max(estimate([spec], rates).seconds for spec in missing)
-    wall = dataclasses.replace(total, seconds=max(total.seconds / workers, longest))
-    if wall.seconds <= CONFIRM_ABOVE_S:
-        return
-    what = (f"this verify would train {len(missing)} runs, about {wall.text()} on {workers} "
-            f"worker(s) (estimated; later stages not counted)")
     if not sys.stdin.isatty():
         raise UserError(f"{what}; pass --yes to go ahead (--dry-run shows the plan); "
                         f"nothing was trained")

@@ -32,11 +32,13 @@ class _TqdmHandler(logging.Handler):
         tqdm.write(self.format(record), file=sys.stderr)
 
 
-def _setup_logging(quiet: bool) -> None:
+def _setup_logging(quiet: bool, verbose: bool = False) -> None:
+    """Warnings only with ``--quiet``; one line per run and per figure with ``--verbose``
+    (debug); otherwise the progress and what a claim in stages does (info)."""
     logger = logging.getLogger("attnverify")
     logger.handlers[:] = [_TqdmHandler()]
     logger.handlers[0].setFormatter(logging.Formatter("[%(name)s] %(message)s"))
-    logger.setLevel(logging.WARNING if quiet else logging.INFO)
+    logger.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
 
 
 def _is_user_error(exc: Exception) -> bool:
@@ -96,7 +98,7 @@ def _main(argv: Sequence[str] | None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2, one line printed)
         return int(exc.code or 0)
-    _setup_logging(getattr(args, "quiet", False))
+    _setup_logging(getattr(args, "quiet", False), getattr(args, "verbose", False))
     try:
         if args.command == "predict":  # its parameters are the tokens argparse left over
             return predict.run(args, extra)

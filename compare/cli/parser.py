@@ -60,10 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "~/.cache/attnverify)")
     common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                         help="no progress bars or cache lines")
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="also one line per run looked up in the store (its key, its "
+                             "configuration, cached or not) and per figure")
     parser = Parser(prog="attnverify",
                     description="Check theories of how attention learns against real "
                                 "training runs.")
-    parser.set_defaults(cache=None, quiet=False)
+    parser.set_defaults(cache=None, quiet=False, verbose=False)
     parser.add_argument("--version", action="version", version=f"attnverify {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for module in SUBCOMMANDS:

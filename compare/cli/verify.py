@@ -99,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(verdict_table(report, colour=use_colour(sys.stdout)))
     print(f"\n{report.summary()} (profile {args.profile})")
+    if banner := report.banner():
+        print(banner)
     print(f"report: {paths['html'].resolve()}")
     return 0
 

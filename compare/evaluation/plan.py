@@ -286,3 +286,4 @@ def plan_table(plans: Sequence[ClaimPlan], rates: dict[str, dict[float, float]],
         lines.append("(+ stages): the claim may add runs after these, decided by their "
                      "results (not counted)")
     return "\n".join(lines)
+

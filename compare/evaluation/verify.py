@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from attnverify.compare.claim import Assessment, Claim, Verdict
+from attnverify.compare.decision import one_sided_design
 from attnverify.compare.groups import GroupedResults, Specs, flatten, staged_results
 from attnverify.compare.measurement import Tolerance
 from attnverify.compare.memo import rooted
@@ -77,7 +78,8 @@ def _assess(claim: Claim, profile: str, params: dict[str, Any], specs: Sequence[
             results: Sequence[RunResult], memo_root: Path | None) -> ClaimOutcome:
     start = time.perf_counter()
     results = claim.results_for(params, results)
-    assessment = claim.assess(params, results)
+    assessment = one_sided_design(claim.assess(params, results),
+                                  claim.reachable_verdicts(params))
     elapsed = time.perf_counter() - start + sum(r.wall_time_s for r in results)
     return ClaimOutcome(claim=claim, profile=profile, params=params, assessment=assessment,
                         run_keys=[s.key() for s in specs], elapsed_s=elapsed,

@@ -46,9 +46,17 @@ def figure_path(claim_id: str, name: str) -> str:
 def summary_text(counts: dict[ClaimKind, dict[str, int]]) -> str:
     """The summary line from verdict counts per kind (:meth:`Report.counts`), in
     :class:`ClaimKind` order: paper claims first."""
-    return "; ".join(f"{KIND_SUMMARY[kind]}: "
-                     + ", ".join(f"{n} {v}" for v, n in counts[kind].items())
+    return "; ".join(f"{KIND_SUMMARY[kind]}: " + _counts_text(kind, counts[kind])
                      for kind in ClaimKind if kind in counts)
+
+
+def _counts_text(kind: ClaimKind, counts: dict[str, int]) -> str:
+    """"2 confirmed, 0 refuted, 1 inconclusive"; a demonstration is shown or it is not (runs
+    cannot refute one): "1 demonstrated, 0 not demonstrated"."""
+    if kind is ClaimKind.DEMONSTRATION:
+        shown = counts.get(str(Verdict.CONFIRMED), 0)
+        return f"{shown} demonstrated, {sum(counts.values()) - shown} not demonstrated"
+    return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 
 BOUNDARY_INTRO = ("Where {cmd} searched each claim's parameter space for a point at which it is "
@@ -186,6 +194,15 @@ class Report:
                                        encoding="utf-8")
         (out / "report.html").write_text(self.html(doc["claims"], figure_png), encoding="utf-8")
 
+    def banner(self) -> str | None:
+        """What a reader must know before any verdict: at ``smoke``, that the report checks
+        that the code runs, not the claims; None at the other profiles."""
+        if self.profile != "smoke":
+            return None
+        return ("Smoke profile: tiny runs that check that every claim's code runs end to end. "
+                "Its verdicts are not evidence about the claims; --profile quick (a laptop's "
+                "scale) or full (the papers') decides them.")
+
     def _header_lines(self) -> list[str]:
         v = ", ".join(f"{k} {val}" for k, val in self.versions.items())
         m = self.machine
@@ -200,6 +217,8 @@ class Report:
         the claim's statement)."""
         captions = captions or {}
         lines = ["# attnverify verification report", ""]
+        if banner := self.banner():
+            lines += [f"> **{banner}**", ""]
         lines += [f"- {line}" for line in self._header_lines()] + [""]
         for kind, group in by_kind(records):
             lines += [f"## {KIND_TITLES[kind]}", "",

@@ -60,5 +60,5 @@ def regenerate(out: Path, profile: str = "quick", store: RunStore | None = None,
                 written.append(Path(f"{stem}.{ext}"))
             Path(f"{stem}.txt").write_text(caption(outcome, name))
             written.append(Path(f"{stem}.txt"))
-            log.info("figure %s.%s: %s", outcome.claim.id, name, source)
+            log.debug("figure %s.%s: %s", outcome.claim.id, name, source)
     return written

@@ -53,6 +53,7 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
        font-size: .9em; }
 section { margin-top: 2.5rem; } h2 { overflow-wrap: anywhere; }
 .why { background: #f3f8fc; border-left: 4px solid #56B4E9; padding: .4rem .8rem; }
+.banner { background: #fff4e0; border-left: 4px solid #E69F00; padding: .5rem .8rem; }
 .top { font-size: .85em; display: inline-block; margin-top: .5rem; }
 nav ul { padding-left: 1.2rem; } nav li { overflow-wrap: anywhere; }
 .filters { display: none; background: #fafafa; border: 1px solid #ddd; padding: .5rem .8rem;
@@ -94,6 +95,8 @@ def render(report: Report, records: list[dict[str, Any]],
     groups = by_kind(records)
     tables = "".join(_verdict_table(report, kind, group) for kind, group in groups)
     sections = "".join(_claim_section(r, figure_png.get(r["id"], [])) for r in records)
+    note = report.banner()
+    banner = f"<p class='banner'><b>{e(note)}</b></p>\n" if note else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -102,7 +105,7 @@ def render(report: Report, records: list[dict[str, Any]],
 <script>{SCRIPT}</script>
 </head><body>
 <h1 id="top">attnverify verification report</h1>
-<ul>{header}</ul>
+{banner}<ul>{header}</ul>
 {_filters(records)}
 {_contents(report, groups)}
 {tables}

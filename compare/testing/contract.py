@@ -29,9 +29,11 @@ The items (docs/adding-a-claim.md, "The contract"):
 - ``grouping_stable``: on the negative control's results, ``assess`` concludes the same with
   the first stage's groups in another order (it reads its runs by name, not by position);
 - ``reachable_verdicts``: at each profile (at its maximum seeds, where they are sequential),
-  both "confirmed" and "refuted" can be reached
-  (:meth:`~attnverify.compare.claim.Claim.reachable_verdicts`), or the profile's verdict is
-  "not testable here".
+  the verdicts the design can reach are declared
+  (:meth:`~attnverify.compare.claim.Claim.reachable_verdicts`) and include "confirmed" or
+  "refuted" wherever the claim runs; where only one of them is reachable, verify reports the
+  claim "not testable here" (:func:`~attnverify.compare.decision.one_sided_design`), so a
+  design that can only confirm (or only refute) never decides.
 
 A check fails where a claim has not declared what it needs: a claim passes the contract only by
 supplying the evidence, never by default.
@@ -227,11 +229,10 @@ def check_reachable_verdicts(claim: Claim) -> None:
             _fail(claim, "reachable_verdicts", "which verdicts its design can reach is not "
                   "declared (Claim.reachable_verdicts)")
         assert reachable is not None
-        one_sided = {Verdict.CONFIRMED, Verdict.REFUTED} - set(reachable)
-        if one_sided and claim.not_run(params) is None:
-            _fail(claim, "reachable_verdicts", f"at {profile} it can never be "
-                  f"{' or '.join(sorted(one_sided))}, yet its verdict there is not "
-                  f"'not testable here'")
+        if not {Verdict.CONFIRMED, Verdict.REFUTED} & set(reachable) and (
+                claim.not_run(params) is None):
+            _fail(claim, "reachable_verdicts", f"at {profile} it can reach neither "
+                  f"'confirmed' nor 'refuted', yet it runs there")
 
 
 CHECKS: dict[str, Check] = {

@@ -287,9 +287,9 @@ class RunStore:
         if result is None:
             resumes = "" if checkpoint is None else \
                 f"; its checkpoint is at step {checkpoint.step} of {checkpoint.steps}"
-            log.info("compute %s %s (not in cache%s)", key, spec.label(), resumes)
+            log.debug("compute %s %s (not in cache%s)", key, spec.label(), resumes)
         else:
-            log.info("cached  %s %s", key, spec.label())
+            log.debug("cached  %s %s", key, spec.label())
         return result
 
     def move_aside(self, entry: Path) -> Path:

@@ -182,7 +182,7 @@ class DepthStepAtRefinedBound(RetrievalClaim):
     """
 
     id = "musat.depth_step_at_refined_bound"
-    kind = ClaimKind.DERIVED
+    kind = ClaimKind.OBSERVATION
     protocol = STEP_PROTOCOL
     code_version = 5
     statement = ("At a step of the refined bound (3^t >= 4D + 1 for a separate query token, "

@@ -188,7 +188,7 @@ class HeadsComposeSubchains(ControlCellLensClaim):
     """``musat.heads_compose_subchains`` (module docstring; protocol ``COMPOSE_PROTOCOL``)."""
 
     id = "musat.heads_compose_subchains"
-    kind = ClaimKind.PAPER
+    kind = ClaimKind.DERIVED
     protocol = COMPOSE_PROTOCOL
     code_version = 4
     statement = ("The learned circuit composes sub-chains as the interval game does (reach "

@@ -27,7 +27,7 @@ from attnverify.compare.claims.musat.retrieval_claim import (
     look_group,
 )
 from attnverify.compare.claims.musat.runs import Cell, final_query, learned, retrieval_spec
-from attnverify.compare.decision import sequential_verdict
+from attnverify.compare.decision import design_verdicts, sequential_verdict
 from attnverify.compare.groups import GroupedResults
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
@@ -108,6 +108,10 @@ class SufficientDepthLearns(RetrievalClaim):
 
     def seed_plan(self, params: dict[str, Any]) -> str:
         return self.design(params).seed_text()
+
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
+        """The design's: its verdict is the sequential stop (:func:`design_verdicts`)."""
+        return design_verdicts(self.design(params))
 
     def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         results = self.results_for(params, results)

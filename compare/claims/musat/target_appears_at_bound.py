@@ -1,6 +1,7 @@
-"""``musat.target_appears_at_bound``: the test of Theorem 1 on trained models that a reviewer
-asked for (spec §2.1, §7: "testing whether the target embedding truly appears in the residual
-stream only when t >= log_3(2D)").
+"""``musat.target_appears_at_bound``: Theorem 1 read on trained models through a linear lens, a
+derived prediction (the lens, its cells and thresholds are this project's reconstruction), of
+the test a reviewer of the paper asked for (spec §2.1, §7: "testing whether the target
+embedding truly appears in the residual stream only when t >= log_3(2D)").
 
 The residual stream of the query (the position that answers) is read after every layer with
 the linear lens of :mod:`empirics.probes.residual_lens` (an affine map to the final stream, fitted
@@ -124,13 +125,13 @@ class TargetAppearsAtBound(ControlCellLensClaim):
     4 layers at full), whose runs record the lens at their end like every retrieval run."""
 
     id = "musat.target_appears_at_bound"
-    kind = ClaimKind.PAPER
+    kind = ClaimKind.DERIVED
     protocol = LENS_PROTOCOL
     code_version = 4
     statement = ("In trained models the answer appears in the query's residual stream only "
                  "from the layer the bound predicts on: a linear lens reads it below 1/K after "
-                 "every layer from 2 up to min_layers(D) (Theorem 1; the test a reviewer asked "
-                 "for; after one layer no mechanism can hold it).")
+                 "every layer from 2 up to min_layers(D) (Theorem 1 through a linear lens, as a "
+                 "reviewer of the paper asked; after one layer no mechanism can hold it).")
     untestable_theory = "the answer absent from the query's stream below the bound"
     space: ClassVar[dict[str, Dimension]] = {
         # the first D with a layer 2 below the bound first; the refined bound + 1 layers; D

@@ -134,7 +134,7 @@ class LowLossWithoutAlignedAttention(Claim):
     """``snell.low_loss_without_aligned_attention`` (see the module docstring)."""
 
     id = "snell.low_loss_without_aligned_attention"
-    kind = ClaimKind.PAPER
+    kind = ClaimKind.DEMONSTRATION
     code_version = 1
     protocol = LOW_LOSS_PROTOCOL
     paper = "snell"

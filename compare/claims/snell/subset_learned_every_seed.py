@@ -24,7 +24,7 @@ from attnverify.compare.claims.snell.common import (
 )
 from attnverify.compare.claims.snell.copying_runs import SUCCESS_TEXT
 from attnverify.compare.claims.snell.figures import curves_figure
-from attnverify.compare.decision import sequential_verdict
+from attnverify.compare.decision import design_verdicts, sequential_verdict
 from attnverify.compare.groups import GroupedResults
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason, SeedBlock, SeedUse
@@ -147,6 +147,10 @@ class SubsetLearnedEverySeed(Claim):
     def stage_note(self, params: dict[str, Any], results: Sequence[RunResult]) -> str:
         k = sum(s is not None for s in success_steps(list(results)))
         return f"{k}/{len(results)} seeds learned so far"
+
+    def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
+        """The design's: its verdict is the sequential stop (:func:`design_verdicts`)."""
+        return design_verdicts(self.design(params))
 
     def assess(self, params: dict[str, Any], results: GroupedResults) -> Assessment:
         design = self.design(params)

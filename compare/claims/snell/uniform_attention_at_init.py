@@ -121,7 +121,7 @@ class UniformAttentionAtInit(Claim):
     """
 
     id = "snell.uniform_attention_at_init"
-    kind = ClaimKind.PAPER
+    kind = ClaimKind.OBSERVATION
     protocol = UNIFORM_AT_INIT_PROTOCOL
     code_version = 1
     paper = "snell"

@@ -191,7 +191,7 @@ class UniformProbeAgreesWithAttention(Claim):
     """``snell.uniform_probe_agrees_with_attention`` (module docstring)."""
 
     id = "snell.uniform_probe_agrees_with_attention"
-    kind = ClaimKind.PAPER
+    kind = ClaimKind.OBSERVATION
     code_version = 1
     protocol = PROTOCOL
     paper = "snell"
