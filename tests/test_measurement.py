@@ -73,6 +73,9 @@ def test_cells_read_the_typed_records():
     assert measured_text(None) == "—"
     assert measured_text(Measurement(0.25, ci=(0.1, math.nan), at="D = 2")) == "0.25 (D = 2)"
     assert measured_text(Measurement(0.25, ci=(0.1, 0.4))) == "0.25 [0.1, 0.4]"
+    assert measured_text(Measurement(75.5, quantity="mean steps to success, A minus B",
+                                     at="L = 40")) == ("75.5 mean steps to success, A minus B "
+                                                       "(L = 40)")
     assert tolerance_items(Tolerance("w", {"alpha": 0.025, "learned_above": ">= 0.9"})) == [
         ("significance level (alpha)", "0.025"), ("learned above", "at least 0.9")]
 

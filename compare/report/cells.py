@@ -29,14 +29,16 @@ def fmt(value: Any) -> str:
 
 
 def measured_text(measurement: Measurement | None) -> str:
-    """The measured value, its interval where both ends are finite, and where it was measured
-    ("—" when nothing was)."""
+    """The measured value, its interval where both ends are finite, what it is (its quantity,
+    with its unit) and where it was measured ("—" when nothing was)."""
     if measurement is None:
         return fmt(None)
     text = fmt(measurement.value)
     ci = measurement.ci
     if ci is not None and all(c is not None and math.isfinite(c) for c in ci):
         text += f" [{fmt(ci[0])}, {fmt(ci[1])}]"
+    if measurement.quantity and measurement.value is not None:
+        text += f" {measurement.quantity}"
     if measurement.at:
         text += f" ({measurement.at})"
     return text

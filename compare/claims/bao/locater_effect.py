@@ -135,7 +135,8 @@ class LocaterEffect(LocaterRuns):
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
             empirical=Measurement(float(np.mean(loss)), ci=[lo, hi], confidence=0.95,
-                                  at=f"paired change of validation loss (nats), lambda* = {lam:g}"),
+                                  quantity=(f"paired change of validation loss (nats), "
+                                            f"lambda* = {lam:g}")),
             statistic=(f"final validation loss, LocAteR at {lam:g} minus none, paired over "
                        f"{len(loss)} decision seeds, task {results[0].spec.task.kind}"),
             tolerance=Tolerance("one-sided paired t-tests; 0.01 nats is 1% in perplexity",

@@ -153,7 +153,7 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
             empirical=Measurement(float(np.mean(diversity)), ci=[lo, hi], confidence=0.95,
-                                  at=f"paired change of res(Y)/res(X), lambda* = {lam:g}"),
+                                  quantity=f"paired change of res(Y)/res(X), lambda* = {lam:g}"),
             statistic=(f"final validation res(Y)/res(X), LocAteR at {lam:g} minus none, "
                        f"paired over {len(diversity)} decision seeds, task "
                        f"{results[0].spec.task.kind}"),

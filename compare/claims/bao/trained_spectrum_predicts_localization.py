@@ -154,7 +154,8 @@ class TrainedSpectrumPredictsLocalization(Claim):
         return Assessment(
             verdict=verdict, theory="negative (sign of d entropy / d variance)",
             empirical=Measurement(observed,
-                                  at="mean within-coefficient Spearman(eigen-variance, entropy)"),
+                                  quantity=("mean within-coefficient Spearman(eigen-variance, "
+                                            "entropy)")),
             statistic=(f"final eigen-variance and validation attention entropy of {n_runs} "
                        f"trained models ({results[0].spec.task.kind}), stratified by LocAteR "
                        "coefficient"),

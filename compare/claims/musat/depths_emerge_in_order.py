@@ -112,7 +112,7 @@ class DepthsEmergeInOrder(RetrievalClaim):
         return Assessment(
             verdict=verdict, theory="depth 0, then 1, ..., then D", reason=reason,
             empirical=Measurement(sum(not row["inversions"] for row in rows) / max(len(rows), 1),
-                                  at="fraction of seeds with depths in order"),
+                                  quantity="fraction of seeds with depths in order"),
             statistic=(f"first step with per-depth accuracy >= {LEARNED}, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
             tolerance=Tolerance("crossings are only seen at evaluation steps",

@@ -145,7 +145,7 @@ class HeadsEmergeInSequence(RetrievalClaim):
             empirical=Measurement(
                 float(np.mean([row["max_ablation_drop"] for row in rows])) if rows
                 else float("nan"),
-                at="largest per-depth accuracy drop when zeroing an emerged head"),
+                quantity="largest per-depth accuracy drop when zeroing an emerged head"),
             statistic=(f"structural head scores at every evaluation and zero-ablation at the end, "
                        f"{self.describe(params, 'deep', True)}. {RECONSTRUCTION}"),
             tolerance=Tolerance("the spec's protocol (§5, [R]); thresholds are ours",

@@ -224,7 +224,7 @@ class LowLossWithoutAlignedAttention(Claim):
         return Assessment(
             verdict=verdict, reason=reason, theory="low loss with gold attention below 1/L "
                                                    "exists (B near -K I)",
-            empirical=Measurement(found, at=f"runs with low loss and gold attention < 1/L, "
+            empirical=Measurement(found, quantity=f"runs with low loss and gold attention < 1/L, "
                                             f"of {n}"),
             statistic=(f"free-attention toy on permutations (V = L = {length}), B and Q at "
                        f"init std {params['init_std']}, SGD lr {params['lr']}, float64, "
