@@ -354,3 +354,26 @@ def test_a_damaged_stream_or_an_oversized_member_is_a_value_error(store, tmp_pat
     monkeypatch.setattr(archive_module, "MAX_MEMBER_BYTES", 100)  # the arrays are larger
     with pytest.raises(ValueError, match="over the 100"):
         unpack(RunStore(tmp_path / "big"), archive)
+
+
+def test_unpack_repairs_a_damaged_stored_entry_from_the_archive(store, tmp_path, caplog):
+    """A good archive over a damaged stored run replaces it (the damaged entry goes to
+    ``corrupt/``), so the next verify does not retrain it; a sound stored run is kept."""
+    results = [train(tiny_spec(seed)) for seed in (0, 1)]
+    for result in results:
+        store.put(result)
+    archive = tmp_path / "runs.tar.gz"
+    pack(store, archive)
+    other = RunStore(tmp_path / "other")
+    unpack(other, archive)
+    damaged = other.entry_path(results[0].key) / "arrays.npz"
+    damaged.write_bytes(damaged.read_bytes()[:-7] + b"garbage")
+    with pytest.raises(CorruptEntryError):
+        other.get(results[0].key)
+    with caplog.at_level("WARNING", logger="attnverify.store"):
+        done = unpack(other, archive)
+    assert done == Unpacked(imported=1, present=1, stale=0, repaired=1)
+    assert_same(other.get(results[0].key), results[0])
+    assert len(list((other.root / "corrupt").iterdir())) == 1
+    assert "was damaged; moved to" in caplog.text
+    assert unpack(other, archive) == Unpacked(imported=0, present=2, stale=0)  # now sound

@@ -87,6 +87,8 @@ def unpack(args: argparse.Namespace, store: RunStore) -> None:
         print(f"imported {done.imported} runs into {store.root}"
               + (f" from {file}" if len(args.files) > 1 else "")
               + f"; {done.present} were there already"
+              + (f"; {done.repaired} stored ones were damaged and replaced (the damaged "
+                 f"entries are in {store.root / 'corrupt'})" if done.repaired else "")
               + (f"; {done.migrated} of attnverify 0.1.0 re-keyed (checked against "
                  f"their specs)" if done.migrated else "")
               + (f"; {done.stale} made by other code left out (their specs have other "

@@ -23,6 +23,7 @@ import gzip
 import hashlib
 import io
 import json
+import logging
 import re
 import tarfile
 import time
@@ -42,6 +43,8 @@ from attnverify.empirics.store.run_store import (
     RunStore,
     result_of,
 )
+
+log = logging.getLogger("attnverify.store")
 
 MEMBER = re.compile(rf"runs/([0-9a-f]{{2}})/({KEY_PATTERN.pattern})/"
                     rf"({'|'.join(map(re.escape, ENTRY_FILES))})")
@@ -73,6 +76,9 @@ class Unpacked:
     migrated: int = 0
     """Entries of attnverify 0.1.0 imported under their current keys (counted in
     ``imported`` too)."""
+    repaired: int = 0
+    """Stored entries that were damaged, moved to ``corrupt/`` and replaced by the archive's
+    checked copy (counted in ``imported`` too)."""
 
 
 def is_current(key: str, meta: dict[str, Any]) -> bool:
@@ -172,8 +178,10 @@ def archived_keys(path: Path | str) -> set[str]:
 def unpack(store: RunStore, path: Path | str) -> Unpacked:
     """Import the runs of an archive made by :func:`pack`. All or nothing: every entry is
     checked (layout, member sizes, schema, checksum, arrays) before any is published, and a
-    bad archive raises ValueError naming what is wrong. Entries already stored are kept;
-    stale ones are left out. The archive is read through one open file, and what is
+    bad archive raises ValueError naming what is wrong. Entries already stored are kept, unless
+    the stored entry is damaged: then it is moved to ``corrupt/`` and the archive's checked copy
+    takes its place (only once the whole archive has passed its checks); stale ones are left
+    out. The archive is read through one open file, and what is
     published is compared with what was checked. An error writing the store (OSError) is the
     store's and propagates; the runs published before it stay, and unpacking again completes
     the import."""
@@ -187,6 +195,7 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
             # the key a run is published under -> its key in the archive, the digest of its
             # files as checked, and its new metadata when it is re-keyed (a 0.1.0 entry)
             wanted: dict[str, tuple[str, str, bytes | None]] = {}
+            damaged: set[str] = set()  # stored entries the archive's copies replace
             present = stale = 0
             for key, members in entries.items():  # first pass: check every entry
                 files = _read(tar, members, path)
@@ -204,14 +213,33 @@ def unpack(store: RunStore, path: Path | str) -> Unpacked:
                 except CorruptEntryError as exc:
                     raise ValueError(f"{path}: run {key} is damaged ({exc.reason}); nothing "
                                      f"was imported") from None
-                if store.has(target) or target in wanted:  # stored, or in the archive twice
-                    present += 1                            # (under its old and new key)
-                else:
-                    wanted[target] = (key, _digest(files), new_meta)
+                if target in wanted:  # in the archive twice (under its old and new key)
+                    present += 1
+                    continue
+                if store.has(target):
+                    if not _is_damaged(store, target):
+                        present += 1
+                        continue
+                    damaged.add(target)
+                wanted[target] = (key, _digest(files), new_meta)
             for target, (key, digest, new_meta) in wanted.items():  # second pass: publish
                 files = _read(tar, entries[key], path)  # what the first pass checked
                 if _digest(files) != digest:
                     raise ValueError(f"{path}: run {key} changed while it was imported")
+                if target in damaged:
+                    aside = store.move_aside(store.entry_path(target))
+                    log.warning("stored run %s was damaged; moved to %s and replaced by the "
+                                "copy in %s", target, aside, path.name)
                 store.publish_files(target, files["arrays.npz"], new_meta or files["meta.json"])
     return Unpacked(imported=len(wanted), present=present, stale=stale,
-                    migrated=sum(new_meta is not None for _, _, new_meta in wanted.values()))
+                    migrated=sum(new_meta is not None for _, _, new_meta in wanted.values()),
+                    repaired=len(damaged))
+
+
+def _is_damaged(store: RunStore, key: str) -> bool:
+    """Whether ``key``'s stored entry fails the store's checks (read, not moved)."""
+    try:
+        store.get(key)
+    except CorruptEntryError:
+        return True
+    return False
