@@ -8,13 +8,15 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+from pathlib import Path
 
 import pytest
 
 import attnverify
 from attnverify.compare.cli import main
 from attnverify.compare.report.diff import diff_reports
-from attnverify.compare.report.view import VerifyReport
+from attnverify.compare.report.view import MAX_REPORT_BYTES, VerifyReport
 
 CLAIMS = ["snell.kappa_closed_form", "bao.score_moments"]
 
@@ -125,9 +127,24 @@ def test_cli_exit_codes_text_and_json(document, tmp_path, capsys):
     assert next(c for c in out["changes"] if c["id"] == CLAIMS[1])["measured"]["new"] is None
 
 
+def _fifo(d):
+    os.mkfifo(d / "pipe.json")  # nothing ever writes to it: a read would wait forever
+    return d / "pipe.json"
+
+
+def _huge(d):
+    with open(d / "huge.json", "wb") as out:  # sparse: past the bound without the disk
+        out.truncate(MAX_REPORT_BYTES + 1)
+    return d / "huge.json"
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda d: d / "missing", "no report at"),
     (lambda d: (d / "x.json").write_text("{}") and d / "x.json", "is not a report.json"),
+    (_fifo, "is not a regular file"),
+    (lambda d: Path("/dev/zero"), "is not a regular file"),
+    (_huge, "is larger than any report.json"),
+    (lambda d: (d / "b.json").write_bytes(b"\xff\xfe{") and d / "b.json", "is not a report.json"),
 ])
 def test_cli_bad_input_is_one_line(tmp_path, capsys, document, make, message):
     good = tmp_path / "good.json"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,7 +171,7 @@ class VerifyReport:
         ``attnverify verify`` or :meth:`save`."""
         path = Path(path)
         file = path / "report.json" if path.is_dir() else path
-        return cls.from_json(file.read_text(encoding="utf-8"))
+        return cls.from_json(_read_report(file))
 
     @classmethod
     def _from_document(cls, doc: dict[str, Any], outcomes: dict[str, ClaimOutcome],
@@ -252,3 +253,21 @@ class VerifyReport:
         return (f"<div><p><b>attnverify report</b>, profile <b>{e(self.profile)}</b>: "
                 f"{e(self.summary())}</p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{rows}</tbody></table></div>")
+
+
+MAX_REPORT_BYTES = 64 * 2**20
+"""The largest report.json read (a full report of every claim is well under 1 MB): an endless
+or huge file is refused, not read into memory."""
+
+
+def _read_report(file: Path) -> str:
+    """``file``'s text, read only where it is a regular file of at most
+    :data:`MAX_REPORT_BYTES` (a pipe or a device is refused before it is opened, so nothing
+    waits on it); ValueError otherwise, FileNotFoundError where it is absent."""
+    if not stat.S_ISREG(file.stat().st_mode):
+        raise ValueError(f"{file} is not a regular file")
+    with open(file, "rb") as handle:
+        data = handle.read(MAX_REPORT_BYTES + 1)
+    if len(data) > MAX_REPORT_BYTES:
+        raise ValueError(f"{file} is larger than any report.json ({MAX_REPORT_BYTES} bytes)")
+    return data.decode("utf-8")
