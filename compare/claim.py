@@ -106,7 +106,10 @@ class Assessment:
     or a refutation; an inconclusive verdict says why nothing was decided (default: the planned
     seeds ran out, ``budget reached``). ``p_value`` is the one-sided p-value of the protocol's
     primary test in the direction of H1, where the test has one (the report adjusts the paper
-    claims' p-values for multiplicity beside the per-claim verdicts). ``details`` holds what
+    claims' p-values for multiplicity beside the per-claim verdicts); ``refuting_p``, for a
+    refutation, is the p-value of the test that refuted (the refutation test of the smallest
+    effect that matters, or the primary test the other way), which the report shows beside a
+    refuted verdict. ``details`` holds what
     else the claim computed, in ``report.json``, including what its figures draw
     (:meth:`Claim.figures`: an assessment draws nothing).
     """
@@ -121,6 +124,7 @@ class Assessment:
     details: dict[str, Any] = field(default_factory=dict)
     reason: Reason | None = None
     p_value: float | None = None
+    refuting_p: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.empirical, Measurement | None):

@@ -38,6 +38,9 @@ class Decision:
     text: str
     p_value: float
     """The primary test's one-sided p-value toward H1."""
+    refuting_p: float | None = None
+    """For a refutation, the one-sided p-value of the test that refuted: the refutation test
+    (the effect smaller than the smallest that matters), or the primary test the other way."""
 
     def __post_init__(self) -> None:  # a sentence of its own in an explanation
         object.__setattr__(self, "text", self.text[:1].upper() + self.text[1:])
@@ -83,7 +86,8 @@ def decide(primary: OneSided, alpha: float, secondary: Sequence[OneSided] = (),
                         f"{shown}.", primary.p_h1)
     if refuted:
         return Decision(Verdict.REFUTED, Reason.DECIDED, f"{refute_text}. {shown}.",
-                        primary.p_h1)
+                        primary.p_h1, refutation if refutation is not None
+                        else primary.p_opposite)
     return Decision(Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED,
                     f"the primary test ({primary.name}) decides neither way at these seeds. "
                     f"{shown}.", primary.p_h1)

@@ -192,3 +192,21 @@ def test_bonferroni_min_is_holms_smallest_adjusted_p():
 def test_holm_is_never_below_the_raw_p():
     for p in itertools.product((0.001, 0.01, 0.2), repeat=3):
         assert all(h >= x for h, x in zip(holm(list(p)), p, strict=True))
+
+
+def test_a_refutation_carries_the_p_of_the_test_that_refuted():
+    """The report shows beside "refuted" the test that refuted, not the primary test's p
+    toward H1 (which is large when a claim is refuted)."""
+    from attnverify.compare.report.cells import p_text
+
+    primary = OneSided("paired t", 0.74, 0.26)
+    by_margin = decide(primary, 0.025, refutation=0.001, beta=0.10)
+    assert (by_margin.verdict, by_margin.p_value, by_margin.refuting_p) == (
+        Verdict.REFUTED, 0.74, 0.001)
+    other_way = decide(OneSided("paired t", 0.999, 0.001), 0.025)
+    assert (other_way.verdict, other_way.refuting_p) == (Verdict.REFUTED, 0.001)
+    confirmed = decide(OneSided("paired t", 0.001, 0.999), 0.025)
+    assert confirmed.refuting_p is None
+    assert p_text({"verdict": "refuted", "p_value": 0.74, "refuting_p": 0.001}) == (
+        "0.001 (the refuting test)")
+    assert p_text({"verdict": "confirmed", "p_value": 0.001, "refuting_p": None}) == "0.001"

@@ -129,7 +129,10 @@ def full_text(record: dict[str, Any]) -> str:
 
 
 def p_text(record: dict[str, Any]) -> str:
-    """The primary p-value toward H1 and, for a paper claim, its Holm-adjusted value."""
+    """The primary p-value toward H1 and, for a paper claim, its Holm-adjusted value; for a
+    refutation, the p-value of the test that refuted, named so."""
+    if record.get("verdict") == "refuted" and record.get("refuting_p") is not None:
+        return f"{record['refuting_p']:.3g} (the refuting test)"
     if record.get("p_value") is None:
         return "—"
     text = f"{record['p_value']:.3g}"

@@ -128,6 +128,7 @@ class Report:
                 "id": o.claim.id, "paper": o.claim.paper, "kind": str(o.claim.kind),
                 "statement": o.claim.statement,
                 "verdict": str(a.verdict), "reason": str(a.reason), "p_value": a.p_value,
+                "refuting_p": a.refuting_p,
                 "adjusted_p": adjusted.get(o.claim.id),
                 "protocol_hash": protocol.digest(), "protocol": protocol.to_dict(),
                 "theory": a.theory,

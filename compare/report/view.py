@@ -67,6 +67,9 @@ class Outcome:
     tolerance: Tolerance
     explanation: str
     p_value: float | None
+    refuting_p: float | None
+    """For a refutation, the p-value of the test that refuted (None otherwise, or in a report
+    written before it was recorded)."""
     n_seeds: int
     run_keys: tuple[str, ...]
     params: dict[str, Any]
@@ -88,7 +91,8 @@ class Outcome:
             measurement=Measurement.from_dict(record["empirical"]),
             statistic=record["statistic"], tolerance=Tolerance.from_dict(record["tolerance"]),
             explanation=record["explanation"],
-            p_value=record.get("p_value"), n_seeds=record["n_seeds"],
+            p_value=record.get("p_value"), refuting_p=record.get("refuting_p"),
+            n_seeds=record["n_seeds"],
             run_keys=tuple(record["run_keys"]), params=record["params"],
             elapsed_s=record["elapsed_s"], scale_note=record.get("scale_note"),
             figure_files=tuple(record["figures"]), record=record, live=live)

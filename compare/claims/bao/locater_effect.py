@@ -133,7 +133,8 @@ class LocaterEffect(LocaterRuns):
                "the plain penalty is significantly better" if c_worse < ALPHA else
                "not told apart from a plain shrinkage of W") + ".")
         return Assessment(
-            verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
+            verdict=d.verdict, reason=d.reason, p_value=d.p_value,
+            refuting_p=d.refuting_p, theory=theory,
             empirical=Measurement(float(np.mean(loss)), ci=[lo, hi], confidence=0.95,
                                   quantity=(f"paired change of validation loss (nats), "
                                             f"lambda* = {lam:g}")),

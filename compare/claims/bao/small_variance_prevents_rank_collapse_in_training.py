@@ -151,7 +151,8 @@ class SmallVarianceKeepsTokenDiversity(LocaterRuns):
             f"{np.mean(control) if control else float('nan'):+.4f} (one-sided p {c_up:.3g} "
             f"higher, {c_down:.3g} lower).")
         return Assessment(
-            verdict=d.verdict, reason=d.reason, p_value=d.p_value, theory=theory,
+            verdict=d.verdict, reason=d.reason, p_value=d.p_value,
+            refuting_p=d.refuting_p, theory=theory,
             empirical=Measurement(float(np.mean(diversity)), ci=[lo, hi], confidence=0.95,
                                   quantity=f"paired change of res(Y)/res(X), lambda* = {lam:g}"),
             statistic=(f"final validation res(Y)/res(X), LocAteR at {lam:g} minus none, "

@@ -111,6 +111,7 @@ class ImplicitCurriculumNeeded(RetrievalClaim):
                    effect="IC learning more often than query-only")
         return Assessment(
             verdict=d.verdict, reason=d.reason, p_value=d.p_value,
+            refuting_p=d.refuting_p,
             theory="IC learns, query-only does not",
             empirical=Measurement(k_ic / n_ic - k_q / n_q,
                                   quantity="success rate, IC minus query-only",

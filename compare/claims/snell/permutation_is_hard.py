@@ -113,6 +113,7 @@ class PermutationIsHard(Claim):
             f"{r_p:.0f} against {r_s:.0f}). {decision.text}")
         return Assessment(
             verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
+            refuting_p=decision.refuting_p,
             theory="> 0 (permutations learn later or less often)",
             empirical=Measurement(r_p - r_s,
                                   quantity="restricted mean steps to success, permutations "

@@ -133,7 +133,7 @@ def count_assessment(params: dict[str, Any], success: SuccessCount, single: list
                    f"median {mm} (Kaplan-Meier). {decision.text}")
     return Assessment(
         verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
-        theory=theory,
+        refuting_p=decision.refuting_p, theory=theory,
         empirical=Measurement(km / nm - k1 / n1,
                               quantity=f"success rate, {heads} heads minus 1 head",
                               extras={f"rate_{heads}_heads": km / nm, "rate_1_head": k1 / n1,

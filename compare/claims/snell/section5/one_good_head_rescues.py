@@ -311,6 +311,7 @@ class OneGoodHeadRescues(Claim):
                                         for h, (a, n) in shares.items()) + ".")
         return Assessment(
             verdict=decision.verdict, reason=decision.reason, p_value=decision.p_value,
+            refuting_p=decision.refuting_p,
             theory=theory,
             empirical=Measurement(k_good / n_good - k_bad / n_bad,
                                   quantity=f"success rate, {names['bad + 1 good']} minus "
