@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -377,3 +378,13 @@ def test_the_terminal_has_no_line_per_run_unless_verbose(capsys, tmp_path):
     assert code == 0 and "not in cache" not in err and "cached " not in err
     code, _, err = run(capsys, *argv, "--verbose")
     assert code == 0 and err.count("cached ") == 3
+
+
+def test_an_ascii_terminal_gets_escaped_characters_not_a_traceback(tmp_path):
+    """``PYTHONIOENCODING=ascii`` (or a C locale): the statements' § and the report lines print
+    escaped, and the command ends as it would anywhere else."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run([sys.executable, "-m", "attnverify.compare.cli", "claims"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "\\xa7" in proc.stdout and "Traceback" not in proc.stderr

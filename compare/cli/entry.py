@@ -5,6 +5,7 @@ SIGTERM stop the workers, keep the finished runs cached and exit with 130 and 14
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
@@ -89,7 +90,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def _tolerant_output() -> None:
+    """Under an encoding that lacks a character the output holds (``PYTHONIOENCODING=ascii``,
+    a C locale), print it escaped (``\\xa7``) instead of failing after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    _tolerant_output()
     parser = build_parser()
     try:
         with one_value_per_option():
