@@ -78,6 +78,15 @@ KIND_NAMES = {
                           "about the paper)",
 }
 """How a claim's own section names its kind."""
+
+
+def verdict_word(kind: ClaimKind, verdict: Verdict) -> str:
+    """How the report words ``verdict`` for a claim of ``kind``: a demonstration is
+    "demonstrated" or "not demonstrated" (runs cannot refute an existence statement); every
+    other kind says its verdict."""
+    if kind is ClaimKind.DEMONSTRATION:
+        return "demonstrated" if verdict is Verdict.CONFIRMED else "not demonstrated"
+    return str(verdict)
 KIND_TITLES = {
     ClaimKind.PAPER: "Paper claims",
     ClaimKind.DEMONSTRATION: ("Demonstrations of existence (the papers' statements that some "

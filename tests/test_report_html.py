@@ -302,3 +302,17 @@ def test_a_smoke_report_says_it_checks_wiring_not_claims(small_report):
         assert "Smoke profile: tiny runs that check that every claim" in text
     quick = Report(profile="quick", versions={}, machine={}, outcomes=[])
     assert quick.banner() is None
+
+
+def test_a_demonstration_is_worded_demonstrated_everywhere(tmp_path):
+    """Its section, its table row and its badge say "demonstrated", as its summary count does:
+    a demonstration is not a confirmation."""
+    outcome = _outcome("snell.low_loss_without_aligned_attention", Verdict.CONFIRMED,
+                       Tolerance("existential", {}))
+    report = Report(profile="quick", versions={}, machine={}, outcomes=[outcome])
+    out = tmp_path / "report"
+    report.write(out)
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert "**Verdict: demonstrated**" in md and "| **demonstrated** |" in md
+    assert ">demonstrated</span>" in page and ">confirmed</span>" not in page
+    assert "demonstrations: 1 demonstrated, 0 not demonstrated" in report.summary()

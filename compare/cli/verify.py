@@ -135,7 +135,7 @@ def verdict_table(report: Report, colour: bool = False) -> str:
     """The terminal's verdict table, one block per kind, in fixed-width columns; with
     ``colour``, each verdict in its ANSI colour (:data:`VERDICT_COLOURS`; the columns stay
     where they are)."""
-    from attnverify.compare.claim import KIND_SUMMARY
+    from attnverify.compare.claim import KIND_SUMMARY, verdict_word
     from attnverify.compare.report.cells import fmt, measured_text
 
     width = min(CLAIM_WIDTH, max(len(o.claim.id) for o in report.outcomes))
@@ -146,7 +146,7 @@ def verdict_table(report: Report, colour: bool = False) -> str:
                   f"{'theory':>{THEORY_WIDTH}}  measured [95% CI]"]
         for o in (o for o in report.outcomes if o.claim.kind == kind):
             a = o.assessment
-            verdict = f"{a.verdict!s:<12}"
+            verdict = f"{verdict_word(kind, a.verdict):<12}"
             if colour:
                 verdict = f"\033[{VERDICT_COLOURS[a.verdict]}m{verdict}\033[0m"
             lines.append(f"  {_cell(o.claim.id, width):<{width}}  {verdict}  "

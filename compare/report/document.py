@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attnverify.compare.claim import KIND_NAMES, KIND_SUMMARY, KIND_TITLES, ClaimKind, Verdict
+from attnverify.compare.claim import (
+    KIND_NAMES,
+    KIND_SUMMARY,
+    KIND_TITLES,
+    ClaimKind,
+    Verdict,
+    verdict_word,
+)
 from attnverify.compare.evaluation.verify import ClaimOutcome
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.report.cells import (
@@ -28,7 +35,14 @@ from attnverify.compare.report.cells import (
     tolerance_text,
 )
 from attnverify.compare.report.directory import FIGURES, replace_directory
-from attnverify.compare.report.text import by_kind, json_text, jsonable, md_cell, seeds_text
+from attnverify.compare.report.text import (
+    by_kind,
+    json_text,
+    jsonable,
+    md_cell,
+    seeds_text,
+    verdict_text,
+)
 from attnverify.compare.stats import benjamini_hochberg, holm
 
 FAMILY_ALPHA = 0.025
@@ -55,8 +69,10 @@ def _counts_text(kind: ClaimKind, counts: dict[str, int]) -> str:
     cannot refute one): "1 demonstrated, 0 not demonstrated"."""
     if kind is ClaimKind.DEMONSTRATION:
         shown = counts.get(str(Verdict.CONFIRMED), 0)
-        return f"{shown} demonstrated, {sum(counts.values()) - shown} not demonstrated"
+        return (f"{shown} {verdict_word(kind, Verdict.CONFIRMED)}, "
+                f"{sum(counts.values()) - shown} {verdict_word(kind, Verdict.INCONCLUSIVE)}")
     return ", ".join(f"{n} {v}" for v, n in counts.items())
+
 
 
 BOUNDARY_INTRO = ("Where {cmd} searched each claim's parameter space for a point at which it is "
@@ -228,7 +244,7 @@ class Report:
                       "|---|---|---|---|---|---|---|---|---|"]
             for r in group:
                 lines.append(f"| [`{r['id']}`](#{r['id'].replace('.', '')}) | {r['paper']} | "
-                             f"**{r['verdict']}** | {r['reason']} | {p_text(r)} | "
+                             f"**{verdict_text(r)}** | {r['reason']} | {p_text(r)} | "
                              f"{md_cell(fmt(r['theory']))} | "
                              f"{md_cell(measured_text(Measurement.from_dict(r['empirical'])))} | "
                              f"{full_text(r)} | `{r['protocol_hash']}` |")
@@ -238,7 +254,7 @@ class Report:
         lines += self._boundary_markdown()
         for r in records:
             lines += ["", f"## {r['id']}", "", f"> {r['statement']}", "",
-                      f"*{KIND_NAMES[r['kind']]}.* **Verdict: {r['verdict']}** "
+                      f"*{KIND_NAMES[r['kind']]}.* **Verdict: {verdict_text(r)}** "
                       f"({r['reason']}). {r['explanation']}", ""]
             if r["scale_note"]:
                 lines += [f"*Scale: {r['scale_note']}.*", ""]

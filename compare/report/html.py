@@ -24,7 +24,13 @@ from attnverify.compare.report.cells import (
     protocol_items,
     tolerance_items,
 )
-from attnverify.compare.report.text import badge, by_kind, md_bold_to_html, seeds_text
+from attnverify.compare.report.text import (
+    badge,
+    by_kind,
+    md_bold_to_html,
+    seeds_text,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from attnverify.compare.report.document import Report
@@ -138,7 +144,7 @@ def _contents(report: Report, groups: list[tuple[ClaimKind, list[dict[str, Any]]
     items = []
     for kind, group in groups:
         claims = "".join(f"<li {_data(r)}><a href='#{e(r['id'])}'>{e(r['id'])}</a> "
-                         f"{badge(r['verdict'])}</li>" for r in group)
+                         f"{badge(r['verdict'], verdict_text(r))}</li>" for r in group)
         items.append(f"<li><a href='#kind-{kind}'>{e(KIND_TITLES[kind].split(' (')[0])}"
                      f"</a> ({len(group)})<ul>{claims}</ul></li>")
     if report.boundaries:
@@ -160,7 +166,7 @@ def _verdict_table(report: Report, kind: ClaimKind, group: list[dict[str, Any]])
                    for name, cls in VERDICT_COLUMNS)
     rows = "".join(
         f"<tr {_data(r)}><td class='claim'><a href='#{e(r['id'])}'><code>{e(r['id'])}</code>"
-        f"</a></td><td>{badge(r['verdict'])}</td><td>{e(r['reason'])}</td>"
+        f"</a></td><td>{badge(r['verdict'], verdict_text(r))}</td><td>{e(r['reason'])}</td>"
         f"<td>{e(fmt(r['theory']))}</td>"
         f"<td class='measured'>{e(measured_text(Measurement.from_dict(r['empirical'])))}</td>"
         f"<td class='secondary'>{e(r['paper'])}</td><td class='secondary'>{e(p_text(r))}</td>"
@@ -199,7 +205,8 @@ def _claim_section(r: dict[str, Any], figures: list[FigurePng]) -> str:
             f"</details>" if keys else "<p>Run keys: none</p>")
     tolerance = _tolerance(Tolerance.from_dict(r["tolerance"]))
     return (
-        f"<section id='{e(r['id'])}' {_data(r)}><h2>{e(r['id'])} {badge(r['verdict'])}</h2>"
+        f"<section id='{e(r['id'])}' {_data(r)}><h2>{e(r['id'])} "
+        f"{badge(r['verdict'], verdict_text(r))}</h2>"
         f"<blockquote>{e(r['statement'])}</blockquote>"
         f"<p><i>{e(KIND_NAMES[r['kind']])}.</i> <b>Reason: {e(r['reason'])}.</b> "
         f"{e(r['explanation'])}</p>{scale}{full}"

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from attnverify.compare.claim import ClaimKind, Verdict
+from attnverify.compare.claim import ClaimKind, Verdict, verdict_word
 
 VERDICT_COLOURS = {Verdict.CONFIRMED: "#009E73", Verdict.REFUTED: "#D55E00",
                    Verdict.INCONCLUSIVE: "#E69F00"}
@@ -59,14 +59,21 @@ def seeds_text(record: dict[str, Any]) -> str:
     return str(record["n_seeds"])
 
 
-def badge(verdict: str) -> str:
+def badge(verdict: str, word: str | None = None) -> str:
     """The verdict as a coloured HTML label, styled inline so that it shows the same outside
-    the report's style sheet (a notebook's output)."""
+    the report's style sheet (a notebook's output); ``word``: how the label words it (default:
+    the verdict; a demonstration's "demonstrated")."""
     colour = VERDICT_COLOURS[Verdict(verdict)]
     return (f"<span class='badge' style='background:{colour};color:white;padding:.1rem .5rem;"
-            f"border-radius:.6rem'>{html.escape(verdict)}</span>")
+            f"border-radius:.6rem'>{html.escape(word or verdict)}</span>")
 
 
 def md_bold_to_html(text: str) -> str:
     parts = text.split("**")
     return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def verdict_text(record: dict[str, Any]) -> str:
+    """A claim record's verdict as the report words it
+    (:func:`~attnverify.compare.claim.verdict_word`: a demonstration's "demonstrated")."""
+    return verdict_word(ClaimKind(record["kind"]), Verdict(record["verdict"]))
