@@ -16,6 +16,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scipy import stats
+
 from attnverify.compare.claim import Assessment, Verdict
 from attnverify.compare.protocol import Reason
 from attnverify.compare.sequential import SequentialDesign, Stop
@@ -126,6 +128,31 @@ def rate_gain(k_a: int, n_a: int, k_b: int, n_b: int, min_gain: float,
     test = OneSided(name, rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "greater"),
                     rate_difference_test(k_a, n_a, k_b, n_b, 0.0, "less"))
     return test, rate_difference_test(k_a, n_a, k_b, n_b, min_gain, "less")
+
+
+def rate_above(k: int, n: int, h0: float, h1: float, name: str) -> tuple[OneSided, float]:
+    """A success rate above ``h0`` as a primary test (exact binomial, both ways: P(X >= k) and
+    P(X <= k) at rate ``h0``) and the p-value that refutes a rate of ``h1`` or more (P(X <= k)
+    at rate ``h1``, for :func:`decide`'s ``refutation``), for ``k`` successes in ``n`` units."""
+    if n < 1 or not 0 <= k <= n:
+        raise ValueError(f"successes must be in [0, n] with n >= 1; got {k} of {n}")
+    if not 0 < h0 < h1 < 1:
+        raise ValueError(f"need 0 < h0 < h1 < 1; got h0 = {h0}, h1 = {h1}")
+    test = OneSided(name, float(stats.binom.sf(k - 1, n, h0)), float(stats.binom.cdf(k, n, h0)))
+    return test, float(stats.binom.cdf(k, n, h1))
+
+
+def rate_above_verdicts(n: int, h0: float, h1: float, alpha: float,
+                        beta: float) -> frozenset[Verdict]:
+    """The verdicts :func:`rate_above` under :func:`decide` can reach with ``n`` units:
+    "confirmed" where n of n is significant at ``alpha``, "refuted" where 0 of n rejects
+    ``h1`` at ``beta``; "inconclusive" always (the counts between)."""
+    reachable = {Verdict.INCONCLUSIVE}
+    if stats.binom.sf(n - 1, n, h0) < alpha:
+        reachable.add(Verdict.CONFIRMED)
+    if stats.binom.cdf(0, n, h1) < beta:
+        reachable.add(Verdict.REFUTED)
+    return frozenset(reachable)
 
 
 def design_verdicts(design: SequentialDesign) -> frozenset[Verdict]:

@@ -29,7 +29,8 @@ from attnverify.empirics import RunResult
 
 CLAIMS = [cls() for cls in BUILTIN]
 
-CONTROLLED = {"snell.permutation_is_hard"}
+CONTROLLED = {"snell.permutation_is_hard", "snell.ktiw_learned_under_uniform_attention",
+              "snell.ktiw_harder_on_permutations", "snell.permutation_ktiw_at_chance"}
 """The claims that supply a negative control today."""
 REACHABLE = CONTROLLED | {"snell.subset_learned_every_seed", "musat.sufficient_depth_learns"}
 """The claims that declare the verdicts their design can reach today."""

@@ -9,6 +9,7 @@ from attnverify.compare.claims.snell.kappa_closed_form import KappaClosedForm, c
 from attnverify.compare.claims.snell.kappa_predicts_learning_speed import (
     KappaPredictsLearningSpeed,
 )
+from attnverify.compare.claims.snell.ktiw_harder_on_permutations import KtiwHarderOnPermutations
 from attnverify.compare.claims.snell.ktiw_learned_under_uniform_attention import (
     KtiwLearnedUnderUniformAttention,
 )
@@ -17,6 +18,7 @@ from attnverify.compare.claims.snell.low_loss_without_aligned_attention import (
     LowLossWithoutAlignedAttention,
 )
 from attnverify.compare.claims.snell.permutation_is_hard import PermutationIsHard
+from attnverify.compare.claims.snell.permutation_ktiw_at_chance import PermutationKtiwAtChance
 from attnverify.compare.claims.snell.permutation_saddle import PermutationSaddle
 from attnverify.compare.claims.snell.section5.multihead_rescues_permutations import (
     MultiheadRescuesPermutations,
@@ -36,6 +38,8 @@ CLAIMS = (
     UniformAttentionAtInit,
     Stage1BowOptimum,
     KtiwLearnedUnderUniformAttention,
+    KtiwHarderOnPermutations,
+    PermutationKtiwAtChance,
     UniformProbeAgreesWithAttention,
     KtiwPrecedesAttention,
     PermutationIsHard,

@@ -1,8 +1,8 @@
 """The copying runs that several Snell claims read, so that they train once and share the
 cache: the normally trained permutation and subset runs on the decision seeds
 (``snell.permutation_is_hard``, ``snell.ktiw_precedes_attention``), and the runs with
-attention frozen uniform, with their profiles (``snell.stage1_bow_optimum``,
-``snell.ktiw_learned_under_uniform_attention``; their step budget is also that of the
+attention frozen uniform, with their profiles (``snell.stage1_bow_optimum``; their step
+budget is also that of the KTIW claims' own frozen-uniform runs and of the
 frozen-uniform runs of ``snell.uniform_probe_agrees_with_attention``), with the read-out of a
 run's last evaluation and the seed blocks the frozen-uniform protocols share."""
 
@@ -76,8 +76,8 @@ def diverged_count(results: Sequence[RunResult]) -> int:
 
 UNIFORM_SEED_BLOCKS = (
     SeedBlock(SeedUse.DECISION, DECISION_SEEDS,
-              note="frozen-uniform runs, subsets and permutations, shared by "
-                   "snell.stage1_bow_optimum and snell.ktiw_learned_under_uniform_attention"),
+              note="frozen-uniform runs, subsets and permutations, of "
+                   "snell.stage1_bow_optimum"),
     SeedBlock(SeedUse.DEVELOPMENT, 0,
               note="the rule was developed on these (seeds 0 to 19 at full: the archived "
                    "runs, on record)"))
