@@ -257,3 +257,21 @@ def test_points_that_share_walks_are_drawn_once_and_keep_their_order(monkeypatch
         assert len(draws) == 1
     for (_, a), (_, b) in zip(first, again, strict=True):
         np.testing.assert_array_equal(a.entropy, b.entropy)
+
+
+def test_the_propagation_check_is_not_testable_where_it_cannot_reject_a_wrong_formula(
+        monkeypatch):
+    """The power check can fail: a 'wrong' formula equal to rho itself (the negative control)
+    passes the comparison everywhere, so the check is not testable; the real ones are rejected
+    at smoke."""
+    from attnverify.compare.claims.bao import propagation_probability as module
+
+    claim = module.PropagationProbability()
+    params = claim.params("smoke")
+    a = claim.assess(params, [])
+    assert a.verdict is Verdict.CONFIRMED and all(a.details["power_check"].values())
+    monkeypatch.setattr(module, "WRONG_FORMULAS",
+                        {**module.WRONG_FORMULAS, "rho itself": (lambda m: m, lambda s: s)})
+    a = claim.assess(params, [])
+    assert a.verdict is Verdict.INCONCLUSIVE and a.reason is Reason.NOT_TESTABLE
+    assert "does not reject rho itself" in a.explanation

@@ -129,11 +129,13 @@ class LargeVarianceVanishes(Claim):
         ok = falls and vanished
         return Assessment(
             verdict=Verdict.CONFIRMED if ok else Verdict.REFUTED,
-            theory=last["theory_max_rho"],
+            theory=(f"max rho < {VANISHING} at std {last['eig_std']:g}, the vanishing "
+                    f"threshold the rule decides on (theory regime there: "
+                    f"{last['theory_regime']}; its max rho {last['theory_max_rho']:.3f})"),
             empirical=Measurement(last["mc_max_rho"], ci=normal_ci(last["mc_max_rho"], last["se"]),
                                   confidence=0.95,
-                                  at=f"max_t rho_t at std = {last['eig_std']} (theory regime: "
-                                     f"{last['theory_regime']})"),
+                                  quantity=f"Monte Carlo max_t rho^_t at std "
+                                           f"{last['eig_std']:g}"),
             statistic=(f"Monte Carlo max_t rho^_t along std {list(params['stds'])} at mean {m}, "
                        f"d = {d}, T = {T}, {params['n_samples']} walks. {TOKEN_MODEL}"),
             tolerance=Tolerance("the classifier's vanishing threshold; 4 SE absorbs sampling noise",
