@@ -116,6 +116,8 @@ def test_shallow_rule_trains_the_shallow_cell_after_its_control(shallow, control
     assert sizes[1:] == stages
     a = claim.assess(params, results)
     assert (a.verdict, a.reason) == (verdict, reason), a.explanation
+    # every verdict says that the arms differ in the amount of supervision (smoke: K = 4, D = 1)
+    assert "supervises 9 positions per example" in a.explanation
     if reason is Reason.NOT_TESTABLE:
         assert "the shallow cell was not trained" in a.explanation
 
