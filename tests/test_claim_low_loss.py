@@ -38,7 +38,9 @@ NOT_LEARNED = (0.001, 0.5, 0.0001)      # low loss is not enough without copying
     ([ALIGNED] * 5, Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
     ([HIGH_LOSS_FLIPPED] * 5, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
     ([NOT_LEARNED] * 5, Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
-    ([HIGH_LOSS_FLIPPED] * 4 + [ALIGNED], Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED),
+    # low loss only where attention aligned, the runs that attend away still above the bound:
+    # the regime the claim speaks of is not reached within the budget
+    ([HIGH_LOSS_FLIPPED] * 4 + [ALIGNED], Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE),
 ])
 def test_rule(outcomes, verdict, reason):
     results = [run(spec, *o) for spec, o in zip(CLAIM.checked_specs(PARAMS), outcomes, strict=True)]
@@ -58,6 +60,7 @@ def test_runs_cut_off_by_the_budget_are_reported():
     results = [run(spec, *o) for spec, o in zip(CLAIM.checked_specs(PARAMS), outcomes, strict=True)]
     text = CLAIM.assess(PARAMS, CLAIM.results_for(PARAMS, results)).explanation
     assert "4 more copy away from the gold position" in text and "too short" in text
+    assert "regime the claim speaks of was not reached" in text
 
 
 def test_uniform_gold_attention_is_not_a_counterexample():

@@ -215,6 +215,12 @@ class LowLossWithoutAlignedAttention(Claim):
             why = (f"{summary}. Seed {best['seed']}: loss {best['loss']:.4f}, token accuracy "
                    f"{best['acc']:.3f}, gold attention {best['gold_attention']:.4f}: low loss "
                    f"without attention on the gold word")
+        elif away:
+            verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
+            why = (f"{summary}. Not testable here: every run that reached low loss attends to "
+                   f"the gold position, and the runs that copy away from it had not reached "
+                   f"low loss within the budget, so the regime the claim speaks of was not "
+                   f"reached (a longer budget would make it testable).{short}")
         else:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.BUDGET_REACHED
             upper = float(stats.beta.ppf(0.95, 1, len(low)))
