@@ -408,6 +408,35 @@ def test_init_scale_rule(perm, subset, verdict, reason):
     assert (a.verdict, a.reason or Reason.DECIDED) == (verdict, reason), a.explanation
 
 
+def _flip(run: RunResult) -> None:
+    """The run copies with attention away from the gold position (the sign-flipped solution)."""
+    run.metrics["gold_attention"] = np.zeros_like(run.metrics["gold_attention"])
+    run.metrics["acc"] = np.ones_like(run.metrics["acc"])
+
+
+@pytest.mark.parametrize(("flipped", "reason"), [(5, Reason.DECIDED), (6, Reason.NOT_TESTABLE)])
+def test_init_scale_is_not_testable_where_half_the_permutation_runs_flip(flipped, reason):
+    """A flipped run is censored as if the symmetry had not broken: with half of the 12
+    permutation runs flipped the trend is not evidence (even a clean fall in the others)."""
+    claim, params, results = symmetry_results(lambda s, i: int(400 - 100 * np.log10(s)) + 20 * i,
+                                              lambda s, i: 260)
+    perm = [r for r in results if r.spec.task.distribution == "permutation"]
+    for run in perm[:flipped]:
+        _flip(run)
+    a = claim.assess(params, claim.results_for(params, results))
+    assert (a.reason or Reason.DECIDED) is reason, a.explanation
+    if reason is Reason.NOT_TESTABLE:
+        assert f"{flipped} of 12 permutation runs end in the sign-flipped" in a.explanation
+
+
+def test_init_scale_is_not_testable_where_fewer_than_half_learn():
+    claim, params, results = symmetry_results(
+        lambda s, i: None if s <= 0.03 else int(400 - 100 * np.log10(s)) + 20 * i,
+        lambda s, i: 260)
+    a = claim.assess(params, claim.results_for(params, results))
+    assert a.reason is Reason.NOT_TESTABLE and "only 3 of 12" in a.explanation
+
+
 def test_the_permutation_negative_control_is_decided_by_the_test_itself():
     """The contract's negative control has the subset's spread of times in both groups: the
     log-rank test computes a statistic on it (p = 0.5, not the p = 1 of an all-tied sample)

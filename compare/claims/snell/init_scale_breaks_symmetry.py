@@ -91,8 +91,11 @@ INIT_SCALE = Protocol(
              "the budget is 3 x ceil(L / (lr kappa(subset_V, L))) steps for both "
              "distributions (1260 at quick, 21240 at full)"),
     frozen="2026-11-25",
-    precondition=("at least one permutation run learns within the budget (else nothing "
-                  "falls or rises)"),
+    precondition=("at least half of the permutation runs reach gold attention 1/2 within "
+                  "the budget, and fewer than half end in the sign-flipped solution (copying "
+                  "with gold attention below 1/L): a flipped run left the symmetric start but "
+                  "is censored as if it had not, so where flips are common the trend ranks "
+                  "which sigma flips, not how fast the symmetry breaks"),
     secondary=("the subset trend test (reported)", "the number of permutation runs that "
                "never learn, per sigma", "the permutation runs that copy (token accuracy >= "
                "0.95) with gold attention below 1/L: the sign-flipped solution, added to the "
@@ -194,10 +197,17 @@ class InitScaleBreaksSymmetry(Claim):
                      f"{MARGIN:.0%}; trend p {sub.p_less:.3g} falling, {sub.p_greater:.3g} "
                      f"rising, reported)")
         reason = None
-        if learned == 0:
+        n_perm = len(results["permutation"])
+        if 2 * learned < n_perm or 2 * flipped >= n_perm:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            why = (f"{summary}. No permutation run learned within {budget} steps: a longer "
-                   f"budget or larger sigmas would make it testable")
+            why = (f"{summary}. Not testable here: " + (
+                f"{flipped} of {n_perm} permutation runs end in the sign-flipped solution, "
+                f"which the endpoint censors as if the symmetry had not broken, so the trend "
+                f"would rank which scale flips; an endpoint that counts leaving the symmetric "
+                f"start either way (or a length at which flips are rare) would make it "
+                f"testable" if 2 * flipped >= n_perm else
+                f"only {learned} of {n_perm} permutation runs learned within {budget} steps: "
+                f"a longer budget or larger sigmas would make it testable"))
         elif perm.p_greater < ALPHA or drift > 2 * MARGIN:
             verdict = Verdict.REFUTED
             why = f"{summary}. " + ("Permutation steps rise with sigma significantly"
