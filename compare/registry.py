@@ -12,6 +12,7 @@ stops a verification.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import Sequence
@@ -110,6 +111,16 @@ def select_many(claim_ids: Sequence[str] = (), paper: str | None = None) -> list
     return [c for c in select(paper) if c.id in named]
 
 
+def _suggestion(claim_id: str, ordered: Sequence[Claim]) -> str:
+    """"did you mean" for an unknown id (the ids it starts, or the closest spellings), then
+    every accepted id; "accepted: ..." alone where nothing is close."""
+    ids = [c.id for c in ordered]
+    close = [i for i in ids if i.startswith(claim_id)][:3] or difflib.get_close_matches(
+        claim_id, ids, n=3, cutoff=0.6)
+    accepted = f"accepted: {', '.join(ids)}"
+    return f"did you mean {' or '.join(close)}? ({accepted})" if close else accepted
+
+
 def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]:
     """Claims filtered by paper and/or id; ValueError naming the accepted values otherwise."""
     load_builtins()
@@ -119,8 +130,7 @@ def select(paper: str | None = None, claim_id: str | None = None) -> list[Claim]
         raise ValueError(f"unknown paper {paper!r}; accepted: {', '.join(order)}")
     ordered = sorted(CLAIMS.values(), key=lambda c: order.index(c.paper))  # stable sort
     if claim_id is not None and claim_id not in CLAIMS:
-        raise ValueError(f"unknown claim {claim_id!r}; accepted: "
-                         f"{', '.join(c.id for c in ordered)}")
+        raise ValueError(f"unknown claim {claim_id!r}; {_suggestion(claim_id, ordered)}")
     if claim_id is not None and paper is not None and CLAIMS[claim_id].paper != paper:
         raise ValueError(f"claim {claim_id!r} belongs to paper {CLAIMS[claim_id].paper!r}, not "
                          f"{paper!r}; drop --paper or pick one of its claims")

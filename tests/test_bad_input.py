@@ -31,6 +31,10 @@ LOCATER = ["verify", "--claim", "bao.locater_effect", *SMOKE]
 BAD_INPUTS = [
     # -- verify: selection, profile, executor ---------------------------------------------
     (["verify", "--claim", "snell.nope"], "unknown claim 'snell.nope'; accepted: snell."),
+    (["verify", "--claim", "snell.ktiw_learned"], "unknown claim 'snell.ktiw_learned'; did you "
+                                                   "mean snell.ktiw_learned_under_uniform_"
+                                                   "attention? (accepted: "),
+    (["verify", "--claim", "snell.permutaton_is_hard"], "did you mean snell.permutation_is_hard"),
     (["verify", "--paper", "bao", "--claim", "snell.kappa_closed_form"],
      "claim 'snell.kappa_closed_form' belongs to paper 'snell', not 'bao'"),
     (["verify", "--paper", "hinton"], "unknown paper 'hinton'; accepted: snell, musat, bao"),

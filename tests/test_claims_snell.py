@@ -59,6 +59,9 @@ def test_subset_claim_sequential_rule(failures, n, verdict, look):
     a = claim.assess(params, results)
     assert a.verdict is verdict and a.details["look"] == look
     assert (a.reason is Reason.DECIDED) == (verdict is not Verdict.INCONCLUSIVE)
+    assert "one-sided 95% lower bound on the rate is" in a.explanation
+    if verdict is Verdict.CONFIRMED:  # the bound against H1's 0.95: 24 of 24 give 0.88
+        assert "not that every seed learns" in a.explanation
 
 
 def test_subset_claim_trains_the_next_look_only_while_undecided():

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from scipy import stats
 
 from attnverify.compare.claim import Assessment, Claim, ClaimKind, Verdict
 from attnverify.compare.claims.snell.common import (
@@ -78,6 +79,11 @@ PROTOCOL = Protocol(
     weaknesses=("'every time' is read as p >= 0.95; a rate between 0.75 and 0.95 can end "
                 "either way or at the budget (the design's operating characteristics are in "
                 "docs/methodology.md)",))
+
+
+def lower_bound(k: int, n: int) -> float:
+    """The exact (Clopper-Pearson) one-sided 95% lower bound on a rate of k in n."""
+    return 0.0 if k == 0 else float(stats.beta.ppf(0.05, k, n - k + 1))
 
 
 class SubsetLearnedEverySeed(Claim):
@@ -191,7 +197,11 @@ class SubsetLearnedEverySeed(Claim):
                                  "beta": RATES["beta"]}),
             explanation=(f"stopped at look {result.look} of {len(design.looks)}: {k}/{n} seeds "
                          f"learned ({bounds}), {why[result.stop]}. Clopper-Pearson 95% CI "
-                         f"{lo:.2f}-{hi:.2f} (descriptive; the design decides)."),
+                         f"{lo:.2f}-{hi:.2f} (descriptive; the design decides). 'Every seed' "
+                         f"is read as a rate of {RATES['p1']} or more (H1); the exact one-sided "
+                         f"95% lower bound on the rate is {lower_bound(k, n):.2f}"
+                         + (f": a confirmation shows a rate above {RATES['p0']}, not that "
+                            f"every seed learns." if verdict is Verdict.CONFIRMED else ".")),
             n_seeds=n, details={"steps_to_success": steps, "successes": k,
                                 "look": result.look, "stop": str(result.stop),
                                 "boundaries": {"efficacy": efficacy, "futility": futility}},
