@@ -388,3 +388,32 @@ def test_an_ascii_terminal_gets_escaped_characters_not_a_traceback(tmp_path):
                           capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "\\xa7" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_fail_on_sets_the_exit_code_and_names_the_claims(capsys, tmp_path):
+    """--fail-on refuted fails on a refuted claim only, --fail-on inconclusive on any claim not
+    confirmed; without it the exit code is 0 whatever the verdicts. The report is written."""
+    from types import SimpleNamespace
+
+    from attnverify.compare.cli.verify import failing_exit
+
+    def outcome(claim_id, verdict):
+        return SimpleNamespace(claim=SimpleNamespace(id=claim_id),
+                               assessment=SimpleNamespace(verdict=verdict))
+
+    report = SimpleNamespace(outcomes=[outcome("a.x", "confirmed"), outcome("a.y", "inconclusive")])
+    assert failing_exit(report, None) == 0 and failing_exit(report, "refuted") == 0
+    assert failing_exit(report, "inconclusive", say=True) == 1
+    assert "--fail-on inconclusive: 1 claim(s) inconclusive or refuted: a.y" in \
+        capsys.readouterr().err
+    report.outcomes.append(outcome("a.z", "refuted"))
+    assert failing_exit(report, "refuted") == 1
+    # end to end: a confirmed derivation check passes both
+    for verdict in ("refuted", "inconclusive"):
+        code, _, _ = run(capsys, "verify", "--claim", "snell.kappa_closed_form", "--profile",
+                         "smoke", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "r"),
+                         "-q", "--fail-on", verdict)
+        assert code == 0 and (tmp_path / "r" / "report.json").exists()
+    code, _, err = run(capsys, "verify", "--claim", "snell.kappa_closed_form", "--fail-on",
+                       "maybe", "--cache", str(tmp_path / "c"))
+    assert code == 2 and "invalid choice: 'maybe'" in err

@@ -64,6 +64,10 @@ def add_parser(sub: Any, common_options: argparse.ArgumentParser) -> None:
                    help="print the summary as JSON on stdout instead of the verdict table: "
                         "verdict counts per kind, each claim's id, kind, verdict and reason, "
                         "and the report's path")
+    p.add_argument("--fail-on", choices=FAIL_ON, metavar="VERDICT",
+                   help="exit with code 1 when a claim's verdict is this or worse: 'refuted' "
+                        "(any claim refuted) or 'inconclusive' (any claim not confirmed); the "
+                        "report is written either way (default: exit 0 whatever the verdicts)")
     cost_guard.add_option(p)
     p.add_argument("--dry-run", action="store_true",
                    help="list each claim's runs, how many are cached and the estimated CPU "
@@ -96,13 +100,32 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.json:
         print(json.dumps(summary_json(report, paths["html"].resolve()), indent=2))
-        return 0
+        return failing_exit(report, args.fail_on)
     print(verdict_table(report, colour=use_colour(sys.stdout)))
     print(f"\n{report.summary()} (profile {args.profile})")
     if banner := report.banner():
         print(banner)
     print(f"report: {paths['html'].resolve()}")
-    return 0
+    return failing_exit(report, args.fail_on, say=True)
+
+
+FAIL_ON = ("refuted", "inconclusive")
+"""``--fail-on``'s verdicts: each fails on itself and on every verdict worse than it."""
+FAILING = {"refuted": {"refuted"}, "inconclusive": {"refuted", "inconclusive"}}
+
+
+def failing_exit(report: Report, fail_on: str | None, say: bool = False) -> int:
+    """1 where ``--fail-on`` is given and some claim's verdict is among those it fails on (the
+    ids named on stderr when ``say``), else 0."""
+    if fail_on is None:
+        return 0
+    failed = [o.claim.id for o in report.outcomes
+              if str(o.assessment.verdict) in FAILING[fail_on]]
+    if failed and say:
+        verdicts = " or ".join(sorted(FAILING[fail_on]))
+        print(f"--fail-on {fail_on}: {len(failed)} claim(s) {verdicts}: {', '.join(failed)}",
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 CLAIM_WIDTH, REASON_WIDTH, THEORY_WIDTH, MEASURED_WIDTH = 44, 20, 12, 48
