@@ -22,7 +22,7 @@ from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     final_probes,
     ktiw_specs,
     probe_levels,
-    starts_above_chance,
+    starts_learned,
 )
 from attnverify.compare.decision import decide, rate_gain
 from attnverify.compare.groups import GroupedResults
@@ -56,7 +56,8 @@ KTIW_HARDER_PROTOCOL = Protocol(
     error_rates="alpha 0.025 at a difference of 0, beta 0.10 at the smallest difference that "
                 "matters (the supremum over the nuisance rate)",
     readout=READOUT,
-    precondition="every seed's probe is below twice chance at step 0: not testable otherwise",
+    precondition="no seed's probe is above the 'learned' level (5/S) at step 0: not testable "
+                 "otherwise",
     frozen="2026-12-04",
     secondary=("the mean final probe accuracy per distribution (describes; never decides)",),
     seeds=KTIW_SEED_BLOCKS,
@@ -118,11 +119,11 @@ class KtiwHarderOnPermutations(Claim):
                        + (f" {dropped} diverged permutation run(s) left out." if dropped
                           else ""))
         verdict, reason = decision.verdict, decision.reason
-        early = starts_above_chance([*results["subset"], *results["permutation"]], levels)
+        early = starts_learned([*results["subset"], *results["permutation"]], levels)
         if early:
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            explanation = (f"Not testable here: {early} seed(s) start with the probe at twice "
-                           f"chance or more (step 0). The rule read: {explanation}")
+            explanation = (f"Not testable here: {early} seed(s) start with the probe above "
+                           f"5/S (step 0). The rule read: {explanation}")
         return Assessment(
             verdict=verdict, reason=reason, p_value=decision.p_value,
             refuting_p=decision.refuting_p if verdict is Verdict.REFUTED else None,

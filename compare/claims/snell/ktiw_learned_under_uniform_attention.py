@@ -22,7 +22,7 @@ from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     final_probes,
     ktiw_specs,
     probe_levels,
-    starts_above_chance,
+    starts_learned,
 )
 from attnverify.compare.decision import decide, rate_above, rate_above_verdicts
 from attnverify.compare.groups import GroupedResults
@@ -49,8 +49,8 @@ KTIW_LEARNED_PROTOCOL = Protocol(
     error_rates="alpha 0.025 at rate 1/2, beta 0.10 at rate 3/4 (exact, by the binomial "
                 "tails); both verdicts reachable from 6 seeds (quick 10, full 20)",
     readout=READOUT,
-    precondition="every subset seed's probe is below twice chance at step 0 (else a "
-                 "'learned' probe may restate the initialisation): not testable otherwise",
+    precondition="no subset seed's probe is above the 'learned' level (5/S) at step 0 (such a "
+                 "seed would count as learned by its initialisation): not testable otherwise",
     frozen="2026-12-04",
     secondary=("the mean final probe accuracy with its exact interval of the rate "
                "(describes; never decides)",),
@@ -108,11 +108,11 @@ class KtiwLearnedUnderUniformAttention(Claim):
                        + (f" {diverged} diverged run(s) counted as not learned." if diverged
                           else ""))
         verdict, reason = decision.verdict, decision.reason
-        if early := starts_above_chance(runs, levels):
+        if early := starts_learned(runs, levels):
             verdict, reason = Verdict.INCONCLUSIVE, Reason.NOT_TESTABLE
-            explanation = (f"Not testable here: {early} subset seed(s) start with the probe at "
-                           f"twice chance or more (step 0), so a final probe above 5/S need "
-                           f"not have been learned. The rule read: {explanation}")
+            explanation = (f"Not testable here: {early} subset seed(s) start with the probe "
+                           f"above 5/S (step 0), so their final probe need not have been "
+                           f"learned. The rule read: {explanation}")
         return Assessment(
             verdict=verdict, reason=reason, p_value=decision.p_value,
             refuting_p=decision.refuting_p if verdict is Verdict.REFUTED else None,

@@ -26,7 +26,7 @@ from attnverify.compare.claims.snell.copying_runs import UNIFORM_STEPS
 from attnverify.compare.protocol import SeedBlock, SeedUse
 from attnverify.empirics import RunResult, RunSpec
 
-KTIW_FIRST_SEED = 1000
+KTIW_FIRST_SEED = 1100
 """The first seed of the block the three claims decide on, trained for them only."""
 KTIW_SEEDS = {"smoke": 3, "quick": 12, "full": 20}
 """Seeds per distribution. The rate design of one distribution reaches both verdicts from 6;
@@ -42,6 +42,11 @@ KTIW_SEED_BLOCKS = (
               note="frozen-uniform runs shared by the three KTIW claims, subsets on the even "
                    "seeds and permutations on the odd ones; first trained after their rules "
                    "were frozen on 2026-12-04"),
+    SeedBlock(SeedUse.DEVELOPMENT, 1000,
+              note="the first decision block of these three claims (seeds 1000 to 1039), whose "
+                   "step-0 precondition, 'below twice chance in every seed', failed at full "
+                   "on a probe of 0.0490 against 0.0488 in one of 40 untrained models; seen, "
+                   "on record, they decide nothing"),
     SeedBlock(SeedUse.DEVELOPMENT, 100,
               note="an earlier form of snell.ktiw_learned_under_uniform_attention (both "
                    "distributions in one rule) decided on these (4 seeds at quick, 20 at "
@@ -94,11 +99,13 @@ def ktiw_specs(params: dict[str, Any]) -> dict[str, list[RunSpec]]:
                                                     ("permutation", params["L"])))}
 
 
-def starts_above_chance(runs: Sequence[RunResult], levels: ProbeLevels) -> int:
-    """How many runs' probe is already at twice chance or more at step 0 (a testability
-    precondition: a probe "learned" from there may restate the initialisation)."""
+def starts_learned(runs: Sequence[RunResult], levels: ProbeLevels) -> int:
+    """How many runs' probe is already above the "learned" level at step 0 (a testability
+    precondition: such a seed would count as learned by its initialisation). The level, not
+    "at chance": an untrained model's probe is a noisy estimate around 1/S (0.009 to 0.049 at
+    full, 2/S = 0.049), and a gate at twice chance stops on that noise."""
     return sum(1 for r in runs if not r.diverged and r.eval_steps[0] == 0
-               and float(r.metric("ktiw_acc")[0]) >= levels.at_chance)
+               and float(r.metric("ktiw_acc")[0]) > levels.learned)
 
 
 def final_probes(runs: Sequence[RunResult], diverged_as: float | None) -> np.ndarray:
