@@ -188,14 +188,19 @@ def test_terminal_table_keeps_its_columns_with_long_texts():
                  reason=Reason.CONFLICTING),
         _outcome("snell.permutation_saddle", Verdict.REFUTED, Tolerance("w"))])
     rows = [line for line in verdict_table(report).splitlines() if line.startswith("  ")]
-    assert len(rows) == 4  # the header and three claims: all of one kind
-    verdict_at = rows[0].index("verdict")
-    for line, verdict in zip(rows[1:], ("confirmed", "inconclusive", "refuted"), strict=True):
+    firsts = [line for line in rows if not line.startswith("   ")]  # a claim's first line
+    assert len(firsts) == 4  # the header and three claims: all of one kind
+    verdict_at = firsts[0].index("verdict")
+    for line, verdict in zip(firsts[1:], ("confirmed", "inconclusive", "refuted"), strict=True):
         assert line.index(verdict) == verdict_at, line
-    assert max(len(line) for line in rows) <= 2 + 44 + 2 + 12 + 2 + 20 + 2 + 12 + 2 + 48
-    assert "…" in rows[1]  # the long theory and measured texts were cut
-    measured_at = rows[0].index("measured")
-    assert all(line[measured_at - 2:measured_at] == "  " for line in rows)
+    assert max(len(line) for line in rows) <= 2 + 44 + 2 + 12 + 2 + 20 + 2 + 28 + 2 + 48
+    # the long theory and measured texts wrap onto the row's next lines, nothing is cut
+    table = verdict_table(report)
+    assert "…" not in table and "38, 39]" in table and table.count("9") >= 80
+    assert len(rows) > 4 and rows[2].strip() and not rows[2][:verdict_at].strip()
+    measured_at = firsts[0].index("measured")
+    assert all(line[measured_at - 2:measured_at] == "  " for line in rows
+               if len(line) > measured_at)
 
 
 def test_verify_json_prints_only_json(tmp_path, capsys):

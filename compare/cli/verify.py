@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -128,8 +129,9 @@ def failing_exit(report: Report, fail_on: str | None, say: bool = False) -> int:
     return 1 if failed else 0
 
 
-CLAIM_WIDTH, REASON_WIDTH, THEORY_WIDTH, MEASURED_WIDTH = 44, 20, 12, 48
-"""The verdict table's column widths (characters); longer texts are cut with "…"."""
+CLAIM_WIDTH, REASON_WIDTH, THEORY_WIDTH, MEASURED_WIDTH = 44, 20, 28, 48
+"""The verdict table's column widths (characters); longer theory and measured texts wrap onto
+the next lines of their row (at spaces; an id is never broken)."""
 
 
 VERDICT_COLOURS = {"confirmed": "32", "refuted": "31", "inconclusive": "33"}
@@ -149,15 +151,17 @@ def use_colour(stream: TextIO) -> bool:
     return is_terminal(stream)
 
 
-def _cell(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters (its last one "…" when cut)."""
-    return text if len(text) <= width else text[:width - 1] + "…"
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` on lines of at most ``width`` characters, broken at spaces (a word longer than
+    the width, such as a long number with its unit, is broken only where it must be)."""
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 def verdict_table(report: Report, colour: bool = False) -> str:
-    """The terminal's verdict table, one block per kind, in fixed-width columns; with
-    ``colour``, each verdict in its ANSI colour (:data:`VERDICT_COLOURS`; the columns stay
-    where they are)."""
+    """The terminal's verdict table, one block per kind, in fixed-width columns; a theory or
+    measured text longer than its column continues on the row's next lines. With ``colour``,
+    each verdict in its ANSI colour (:data:`VERDICT_COLOURS`; the columns stay where they
+    are)."""
     from attnverify.compare.claim import KIND_SUMMARY, verdict_word
     from attnverify.compare.report.cells import fmt, measured_text
 
@@ -166,16 +170,22 @@ def verdict_table(report: Report, colour: bool = False) -> str:
     for kind in report.kinds():
         lines += [f"{KIND_SUMMARY[kind].capitalize()}:",
                   f"  {'claim':<{width}}  {'verdict':<12}  {'reason':<{REASON_WIDTH}}  "
-                  f"{'theory':>{THEORY_WIDTH}}  measured [95% CI]"]
+                  f"{'theory':<{THEORY_WIDTH}}  measured [95% CI]"]
         for o in (o for o in report.outcomes if o.claim.kind == kind):
             a = o.assessment
             verdict = f"{verdict_word(kind, a.verdict):<12}"
             if colour:
                 verdict = f"\033[{VERDICT_COLOURS[a.verdict]}m{verdict}\033[0m"
-            lines.append(f"  {_cell(o.claim.id, width):<{width}}  {verdict}  "
-                         f"{_cell(str(a.reason), REASON_WIDTH):<{REASON_WIDTH}}  "
-                         f"{_cell(fmt(a.theory), THEORY_WIDTH):>{THEORY_WIDTH}}  "
-                         f"{_cell(measured_text(a.empirical), MEASURED_WIDTH)}")
+            theory = _wrapped(fmt(a.theory), THEORY_WIDTH)
+            measured = _wrapped(measured_text(a.empirical), MEASURED_WIDTH)
+            blank = " " * 12
+            for i in range(max(len(theory), len(measured))):
+                first = i == 0
+                lines.append(
+                    f"  {(o.claim.id if first else ''):<{width}}  {verdict if first else blank}"
+                    f"  {(str(a.reason) if first else ''):<{REASON_WIDTH}}  "
+                    f"{(theory[i] if i < len(theory) else ''):<{THEORY_WIDTH}}  "
+                    f"{measured[i] if i < len(measured) else ''}".rstrip())
     return "\n".join(lines)
 
 
