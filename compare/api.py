@@ -159,6 +159,7 @@ def verify(claims: str | Sequence[str] | None = None, *, paper: str | None = Non
     from attnverify.compare.runs.tidy import store_of
 
     store = store_of(cache)
+    store.check_layout()
     with LocalExecutor(store, workers=workers, progress=progress, device=device) as executor:
         ahead = None if yes else long_training(selected, profile, store, None, points,
                                                 executor.workers, executor.place)

@@ -333,6 +333,32 @@ def test_a_cache_that_is_a_file(capsys, tmp_path, argv):
     assert blocker.read_text() == "not a cache" and not (tmp_path / "figs").exists()
 
 
+@pytest.mark.parametrize("folder", ["runs", "tmp", "corrupt", "checkpoints", "memo", "falsify"])
+def test_a_cache_folder_that_is_a_file_is_named_in_one_line(capsys, tmp_path, folder):
+    """Where one of the cache's folders is a plain file (or a link to nothing), verify and
+    runs stop in one line naming it, before training, and change nothing; the control: once
+    it is moved aside, the same command works."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / folder).write_text("x")
+    argv = ["verify", "--claim", "snell.uniform_attention_at_init", *SMOKE, "--cache",
+            str(cache), "--out", str(tmp_path / "report"), "-q", "--workers", "1"]
+    code, out, err = run(capsys, argv)
+    assert_one_line_error(code, out, err, f"the cache's {folder}/ at {cache / folder} is a "
+                                          f"file of 1 bytes, not a folder: move it aside")
+    assert sorted(p.name for p in cache.iterdir()) == [folder]
+    assert not (tmp_path / "report").exists()
+    code, _, err = run(capsys, ["runs", "list", "--cache", str(cache)])
+    assert code == 2 and f"{folder}/" in err
+    (cache / folder).unlink()
+    (cache / folder).symlink_to(tmp_path / "nowhere")
+    code, out, err = run(capsys, argv)
+    assert_one_line_error(code, out, err, "is a link to nothing, not a folder")
+    (cache / folder).unlink()
+    code, out, _ = run(capsys, argv)
+    assert code == 0 and "confirmed" in out
+
+
 @pytest.mark.parametrize("argv", [["runs", "list"], ["verify", "--claim",
                                                      "snell.kappa_closed_form", *SMOKE]])
 def test_an_empty_cache_is_refused_not_the_default(capsys, tmp_path, monkeypatch, argv):

@@ -39,7 +39,12 @@ def store(args: argparse.Namespace) -> RunStore:
     """The run store of ``--cache`` (or the default location)."""
     from attnverify.empirics import RunStore
 
-    return RunStore(store_root(args.cache))
+    run_store = RunStore(store_root(args.cache))
+    try:
+        run_store.check_layout()
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return run_store
 
 
 def check_common_options(args: argparse.Namespace) -> None:

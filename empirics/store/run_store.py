@@ -131,9 +131,27 @@ def result_of(entry: Path, meta: dict[str, Any], arrays: dict[str, np.ndarray]) 
     return result
 
 
+CACHE_FOLDERS = ("runs", "tmp", "corrupt", "checkpoints", "memo", "falsify")
+"""The folders a cache keeps (the runs, temporary entries, entries set aside, checkpoints of
+runs in training, computed values of the claims, saved falsify searches)."""
+
+
 class RunStore:
     def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
+
+    def check_layout(self) -> None:
+        """ValueError naming the first of :data:`CACHE_FOLDERS` that exists as something other
+        than a folder (a file, a pipe, a link to nothing): every later write there would fail
+        with a traceback. Nothing is changed."""
+        for name in CACHE_FOLDERS:
+            path = self.root / name
+            if (path.exists() or path.is_symlink()) and not path.is_dir():
+                what = ("a link to nothing" if not path.exists() else
+                        f"a file of {path.stat().st_size} bytes" if path.is_file() else
+                        "not a regular folder")
+                raise ValueError(f"the cache's {name}/ at {path} is {what}, not a folder: move "
+                                 f"it aside and run again (the cache needs a folder there)")
 
     @property
     def checkpoints(self) -> CheckpointDir:
