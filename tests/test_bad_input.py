@@ -333,6 +333,27 @@ def test_a_cache_that_is_a_file(capsys, tmp_path, argv):
     assert blocker.read_text() == "not a cache" and not (tmp_path / "figs").exists()
 
 
+@pytest.mark.parametrize("option", ["--out", "--cache"])
+def test_a_name_past_the_file_system_limit_is_refused_before_training(capsys, tmp_path,
+                                                                      option):
+    """A name longer than the file system allows (255 bytes here) is refused in one line before
+    anything trains; the longest legal name works, its temporary names included (they keep
+    only the name's first characters)."""
+    argv = ["verify", "--claim", "snell.uniform_attention_at_init", *SMOKE, "-q",
+            "--workers", "1", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "r")]
+    at = argv.index(option) + 1
+    too_long, longest = list(argv), list(argv)
+    too_long[at] = str(tmp_path / ("n" * 256))
+    code, out, err = run(capsys, too_long)
+    assert_one_line_error(code, out, err, "is 256 bytes, longer than the 255 the file system "
+                                          "allows; choose a shorter name")
+    assert not (tmp_path / "c").exists() and not (tmp_path / "r").exists()
+    longest[at] = str(tmp_path / ("n" * 255))
+    code, out, _ = run(capsys, longest)
+    assert code == 0 and "confirmed" in out and (tmp_path / ("n" * 255)).is_dir()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 @pytest.mark.parametrize("folder", ["runs", "tmp", "corrupt", "checkpoints", "memo", "falsify"])
 def test_a_cache_folder_that_is_a_file_is_named_in_one_line(capsys, tmp_path, folder):
     """Where one of the cache's folders is a plain file (or a link to nothing), verify and

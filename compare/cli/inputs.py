@@ -53,7 +53,14 @@ class Once(argparse.Action):
 
 
 def check_output_dir(path: Path, option: str) -> None:
-    """UserError unless ``path`` is, or can be created as, a writable directory."""
+    """UserError unless ``path`` is, or can be created as, a writable directory (its names
+    within the file system's limits)."""
+    from attnverify.empirics.store.output_paths import check_name_length
+
+    try:
+        check_name_length(Path(os.path.abspath(path)), option)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     probe = path
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
@@ -113,6 +120,12 @@ def store_root(cache: str | None) -> Path:
         root = Path(cache).expanduser() if cache is not None else default_cache_dir()
     except (RuntimeError, ValueError) as exc:  # "~nobody/x", or no home directory
         raise UserError(f"{option}: {exc}") from None
+    from attnverify.empirics.store.output_paths import check_name_length
+
+    try:
+        check_name_length(Path(os.path.abspath(root)), option)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     if root.exists() and not root.is_dir():
         raise UserError(f"{option} {root}: {root} exists and is not a directory")
     return root

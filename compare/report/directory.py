@@ -21,10 +21,11 @@ import errno
 import os
 import shutil
 import stat
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from attnverify.empirics.store.output_paths import check_name_length, short_temporary_name
 
 REPORT_FILES = frozenset({"report.json", "report.md", "report.html"})
 FIGURES = "figures"
@@ -53,6 +54,7 @@ def report_target(out: Path | str, option: str = "--out",
     if str(out) == "":
         raise ValueError(f"{option} must name a directory; got an empty path")
     target = Path(os.path.realpath(out))
+    check_name_length(target, option)
     cwd = Path.cwd().resolve()
     if target == cwd or target in cwd.parents:
         raise ValueError(f"{option} {out} is the current directory or holds it: a {kind.what} "
@@ -104,7 +106,7 @@ def replace_directory(out: Path | str, write: Callable[[Path], None],
     temporary directory is removed and ``out`` is left as it was."""
     target = report_target(out, option, kind)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp = target.with_name(short_temporary_name(target.name))
     tmp.mkdir()  # the umask's permissions (or the old report's, below), as a plain mkdir
     try:
         if target.exists():
@@ -125,7 +127,7 @@ def _swap_in(new: Path, target: Path) -> None:
         return
     if _exchange(new, target):
         return
-    aside = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.old")
+    aside = target.with_name(short_temporary_name(target.name) + ".old")
     os.rename(target, aside)
     try:
         os.rename(new, target)

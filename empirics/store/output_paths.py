@@ -39,6 +39,42 @@ def check_output_file(path: Path | str, option: str) -> Path:
     return path
 
 
+TEMPORARY_PREFIX_LENGTH = 40
+"""How much of a name its temporary sibling keeps: the sibling's name stays far below every
+file system's limit on a name (255 bytes on ext4, XFS, APFS and NTFS) whatever the name."""
+
+
+def short_temporary_name(name: str) -> str:
+    """The name of a temporary file or directory beside ``name``: a hidden name holding the
+    first characters of ``name`` (so that a leftover says what it was for), the process and a
+    random part, at most about 75 bytes."""
+    return (f".{name[:TEMPORARY_PREFIX_LENGTH]}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+
+
+def check_name_length(path: Path, option: str | None) -> None:
+    """ValueError (naming ``option``) where ``path``'s last component or the whole path is
+    longer than the file system allows where it would be created (``os.pathconf`` of its
+    nearest existing folder; 255 and 4096 bytes where that cannot be asked), before anything is
+    computed for it."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+        path_max = os.pathconf(folder, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    who = f"{option} " if option else ""
+    for part in path.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise ValueError(f"{who}{path}: the name {part[:40]}... is {len(os.fsencode(part))} "
+                             f"bytes, longer than the {name_max} the file system allows; "
+                             f"choose a shorter name")
+    if len(os.fsencode(str(path))) >= path_max:
+        raise ValueError(f"{who}{path}: the path is {len(os.fsencode(str(path)))} bytes, longer "
+                         f"than the {path_max} the file system allows; choose a shorter one")
+
+
 @contextlib.contextmanager
 def atomic_file(path: Path | str, option: str | None = None) -> Iterator[BinaryIO]:
     """A binary file to write ``path`` through: a new file beside it, flushed to disk, then
@@ -48,7 +84,7 @@ def atomic_file(path: Path | str, option: str | None = None) -> Iterator[BinaryI
     :func:`check_output_file` (named ``option`` in the error): nothing but a regular file is
     replaced."""
     path = check_output_file(path, option) if option is not None else Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    tmp = path.with_name(short_temporary_name(path.name))
     try:
         with open(tmp, "xb") as handle:
             with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
