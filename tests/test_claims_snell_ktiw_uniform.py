@@ -60,7 +60,6 @@ def test_the_levels_are_multiples_of_chance_and_stay_ordered():
     assert probe_levels(40) == probe_levels(40)
     levels = probe_levels(40)
     assert (levels.learned, levels.at_chance) == (5 / 41, 2 / 41)
-    assert levels.gap == pytest.approx(3 / 41)
     assert probe_levels(4).learned == 0.6  # 5/S out of reach at S = 5: half-way to 1
     for length in range(3, 60):
         lv = probe_levels(length)

@@ -63,3 +63,37 @@ def test_compare_relative_and_absolute_tolerance():
 def test_bonferroni_z():
     assert bonferroni_z(1, 0.05) == pytest.approx(1.959964, rel=1e-5)
     assert bonferroni_z(100, 0.05) > bonferroni_z(10, 0.05)
+
+
+def test_mean_difference_test_is_the_exact_permutation_test_of_the_shifted_samples():
+    """Against a brute-force enumeration of every split on small samples, both ways and
+    shifted; and it is deterministic where it samples."""
+    import itertools
+
+    from attnverify.compare.stats import mean_difference_test
+
+    a, b = [0.9, 0.7, 0.8, 0.95], [0.2, 0.4, 0.75]
+
+    def brute(delta, alternative):
+        x = np.asarray(a) - delta
+        pooled = np.concatenate([x, b])
+        observed = x.mean() - np.mean(b)
+        diffs = []
+        for idx in itertools.combinations(range(len(pooled)), len(a)):
+            mask = np.zeros(len(pooled), bool)
+            mask[list(idx)] = True
+            diffs.append(pooled[mask].mean() - pooled[~mask].mean())
+        diffs = np.array(diffs)
+        tail = diffs >= observed - 1e-12 if alternative == "greater" else diffs <= observed + 1e-12
+        return tail.mean()
+
+    for delta, alternative in ((0.0, "greater"), (0.0, "less"), (0.3, "less"), (0.6, "less")):
+        assert mean_difference_test(a, b, delta, alternative) == pytest.approx(
+            brute(delta, alternative)), (delta, alternative)
+    big_a, big_b = np.linspace(0, 1, 20), np.linspace(0.1, 0.9, 20)  # C(40, 20) splits
+    first = mean_difference_test(big_a, big_b, 0.1, "less")
+    assert first == mean_difference_test(big_a, big_b, 0.1, "less") and 0 < first < 0.5
+    with pytest.raises(ValueError, match="alternative"):
+        mean_difference_test(a, b, 0.0, "two-sided")
+    with pytest.raises(ValueError, match="both groups"):
+        mean_difference_test([], b, 0.0, "less")

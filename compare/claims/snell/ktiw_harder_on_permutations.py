@@ -62,8 +62,9 @@ KTIW_HARDER_PROTOCOL = Protocol(
     secondary=("the mean final probe accuracy per distribution (describes; never decides)",),
     seeds=KTIW_SEED_BLOCKS,
     weaknesses=(
-        "A learning rate over seeds, not a speed: a permutation probe that is learned later "
-        "but within the budget counts as learned.",
+        "A learning rate over seeds, not a speed or a level: a permutation probe that is "
+        "learned later, or to a lower level (0.69 against 0.99 at full), counts as learned; "
+        "'hard to learn' is read as 'not learned within the budget'.",
         f"The smallest gain {MIN_GAIN} and the factor 5 were set knowing that on other seeds "
         "the full runs' permutation probe ended at 0.68 (28 times chance) and the quick runs' "
         "at 0.061 (1.3 times chance).",

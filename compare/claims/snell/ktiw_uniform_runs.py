@@ -4,7 +4,7 @@ spec §3.1, §4.5): their runs (the copying seq2seq with ``attention="uniform"``
 the per-seed read-out and the rate design of the two claims that count seeds.
 
 - ``snell.ktiw_learned_under_uniform_attention``: the subset probe is learned (a rate of seeds);
-- ``snell.ktiw_harder_on_permutations``: the probe is learned worse on permutations (means);
+- ``snell.ktiw_harder_on_permutations``: it is learned less often on permutations (rates);
 - ``snell.permutation_ktiw_at_chance`` (derived): the permutation probe stays at chance.
 """
 
@@ -77,14 +77,9 @@ class ProbeLevels:
     learned: float
     at_chance: float
 
-    @property
-    def gap(self) -> float:
-        """From "at chance" to "learned" (3/S where the cap does not bind): the smallest
-        difference between the distributions that matters."""
-        return self.learned - self.at_chance
-
 
 def probe_levels(length: int) -> ProbeLevels:
+    """The probe's :class:`ProbeLevels` at sequence length ``length``."""
     chance = 1.0 / (length + 1)
     return ProbeLevels(chance=chance, learned=min(5.0 * chance, (1.0 + chance) / 2),
                        at_chance=2.0 * chance)
