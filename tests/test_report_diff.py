@@ -154,3 +154,40 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys, document, make, message):
     assert message in err and "Traceback" not in err
     for rtol in ("-1", "inf", "nan"):
         assert main(["diff", str(good), str(good), "--rtol", rtol]) == 2
+
+
+def _malformed(document: dict, edit) -> dict:
+    doc = copy.deepcopy(document)
+    edit(doc)
+    return doc
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["claims"][0].update(id=5), "claim 0: 'id' is not a string"),
+    (lambda d: d["claims"][0].update(empirical=None), "'empirical' is not an object"),
+    (lambda d: d.update(versions=None), "'versions' is not an object"),
+    (lambda d: d.update(claims={}), "'claims' is not a list"),
+    (lambda d: d["claims"][1].update(run_keys=[1, 2]), "'run_keys' is not a list of strings"),
+    (lambda d: d["claims"][0].update(n_seeds="3"), "'n_seeds' is not an integer"),
+])
+def test_a_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, document, edit, message):
+    """A report.json whose fields have the wrong types is refused by diff and load_report in
+    one line naming the field (they failed deep inside diff); the control: the same document
+    unedited loads and diffs as the same."""
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(document))
+    bad.write_text(json.dumps(_malformed(document, edit)))
+    assert main(["diff", str(good), str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        attnverify.load_report(bad)
+    assert main(["diff", str(good), str(good)]) == 0
+
+
+def test_a_report_nested_past_the_recursion_limit_is_one_line(tmp_path, capsys, document):
+    good, deep = tmp_path / "good.json", tmp_path / "deep.json"
+    good.write_text(json.dumps(document))
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["diff", str(good), str(deep)]) == 2
+    assert "nested deeper than any report" in capsys.readouterr().err

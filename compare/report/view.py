@@ -167,7 +167,11 @@ class VerifyReport:
     def from_json(cls, text: str) -> VerifyReport:
         """A report from ``report.json``'s text (no figures: their files are named in each
         outcome's ``figure_files``)."""
-        return cls._from_document(json.loads(text), {}, None, None)
+        try:
+            doc = json.loads(text)
+        except RecursionError:
+            raise ValueError("report.json is nested deeper than any report") from None
+        return cls._from_document(checked_document(doc), {}, None, None)
 
     @classmethod
     def load(cls, path: str | Path) -> VerifyReport:
@@ -257,6 +261,45 @@ class VerifyReport:
         return (f"<div><p><b>attnverify report</b>, profile <b>{e(self.profile)}</b>: "
                 f"{e(self.summary())}</p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{rows}</tbody></table></div>")
+
+
+_TEXT_FIELDS = ("id", "paper", "kind", "statement", "verdict", "reason", "statistic",
+                "explanation")
+_OBJECT_FIELDS = ("empirical", "tolerance", "params")
+_LIST_FIELDS = ("run_keys", "figures")
+
+
+def checked_document(doc: Any) -> dict[str, Any]:
+    """``doc`` where it has the shape of a ``report.json`` (the fields the report's readers
+    use, with their types); ValueError naming the first field that does not, so a hand-edited
+    or foreign file is refused in one line rather than failing deep inside ``diff``."""
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise ValueError(f"report.json: {what}")
+
+    need(isinstance(doc, dict), "the document is not a JSON object")
+    need(isinstance(doc.get("profile"), str), "'profile' is not a string")
+    for key in ("versions", "machine", "summary"):
+        need(isinstance(doc.get(key), dict), f"'{key}' is not an object")
+    need(all(isinstance(v, dict) for v in doc["summary"].values()),
+         "'summary' holds a count that is not an object")
+    claims = doc.get("claims")
+    need(isinstance(claims, list), "'claims' is not a list")
+    for i, record in enumerate(claims):
+        need(isinstance(record, dict), f"claim {i} is not an object")
+        name = record.get("id") if isinstance(record.get("id"), str) else f"claim {i}"
+        for key in _TEXT_FIELDS:
+            need(isinstance(record.get(key), str), f"{name}: '{key}' is not a string")
+        for key in _OBJECT_FIELDS:
+            need(isinstance(record.get(key), dict), f"{name}: '{key}' is not an object")
+        for key in _LIST_FIELDS:
+            need(isinstance(record.get(key), list)
+                 and all(isinstance(item, str) for item in record[key]),
+                 f"{name}: '{key}' is not a list of strings")
+        need(isinstance(record.get("n_seeds"), int), f"{name}: 'n_seeds' is not an integer")
+        need(isinstance(record.get("elapsed_s"), int | float),
+             f"{name}: 'elapsed_s' is not a number")
+    return doc
 
 
 MAX_REPORT_BYTES = 64 * 2**20
