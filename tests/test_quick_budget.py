@@ -24,7 +24,8 @@ from attnverify.compare.space import Dimension
 LEFT_OUT = ("snell.kappa_predicts_learning_speed", "snell.multihead_rescues_permutations",
             "snell.dynamics_not_expressiveness", "musat.shallow_models_fail",
             "musat.sufficient_depth_learns", "musat.implicit_curriculum_needed",
-            "musat.depths_emerge_in_order", "musat.heads_emerge_in_sequence")
+            "musat.depths_emerge_in_order", "musat.heads_emerge_in_sequence",
+            "snell.uniform_probe_agrees_with_attention")
 
 
 def test_the_claims_left_out_are_those_named():

@@ -35,6 +35,8 @@ from attnverify.empirics import RunResult, RunSpec
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+ALPHA, BETA = 0.025, 0.10
+"""The design's levels: toward H1 at 0.025, against the smallest gain at 0.10."""
 MIN_GAIN = 0.3
 """The smallest difference of the learning rates that matters: subsets learning the probe in
 at least 3 in 10 more seeds than permutations."""
@@ -52,7 +54,7 @@ KTIW_HARDER_PROTOCOL = Protocol(
          "Shuster), one-sided",
     confirm="subset rate above the permutation rate at alpha",
     refute=f"a difference of {MIN_GAIN} or more rejected at beta",
-    alpha=0.025, beta=0.10,
+    alpha=ALPHA, beta=BETA,
     error_rates="alpha 0.025 at a difference of 0, beta 0.10 at the smallest difference that "
                 "matters (the supremum over the nuisance rate)",
     readout=READOUT,
@@ -105,8 +107,8 @@ class KtiwHarderOnPermutations(Claim):
         k_s, k_p = int((subset > levels.learned).sum()), int((perm > levels.learned).sum())
         test, refutation = rate_gain(k_p, perm.size, k_s, subset.size, MIN_GAIN,
                                      "exact unconditional test, subsets learn more often")
-        decision = decide(test, self.protocol.alpha, refutation=refutation,
-                          beta=self.protocol.beta, effect="permutations being harder")
+        decision = decide(test, ALPHA, refutation=refutation, beta=BETA,
+                          effect="permutations being harder")
         gain = k_s / subset.size - k_p / perm.size
         s_lo, s_hi = binomial_ci(k_s, subset.size)
         p_lo, p_hi = binomial_ci(k_p, perm.size)

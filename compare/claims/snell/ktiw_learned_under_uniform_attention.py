@@ -15,6 +15,8 @@ from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     KTIW_PARAMS,
     KTIW_SEED_BLOCKS,
+    RATE_ALPHA,
+    RATE_BETA,
     RATE_H0,
     RATE_H1,
     READOUT,
@@ -45,7 +47,7 @@ KTIW_LEARNED_PROTOCOL = Protocol(
     test="exact binomial on the count of seeds that learn, one-sided",
     confirm="P(X >= k | rate 1/2) < alpha",
     refute="P(X <= k | rate 3/4) < beta: a rate of 3/4 or more is rejected",
-    alpha=0.025, beta=0.10,
+    alpha=RATE_ALPHA, beta=RATE_BETA,
     error_rates="alpha 0.025 at rate 1/2, beta 0.10 at rate 3/4 (exact, by the binomial "
                 "tails); both verdicts reachable from 6 seeds (quick 10, full 20)",
     readout=READOUT,
@@ -97,8 +99,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
         n, learned = probes.size, int((probes > levels.learned).sum())
         test, refutation = rate_above(learned, n, RATE_H0, RATE_H1,
                                       f"exact binomial, {learned} of {n} seeds learn")
-        decision = decide(test, self.protocol.alpha, refutation=refutation,
-                          beta=self.protocol.beta,
+        decision = decide(test, RATE_ALPHA, refutation=refutation, beta=RATE_BETA,
                           effect="most subset seeds learning the probe")
         lo, hi = binomial_ci(learned, n)
         diverged = sum(r.diverged for r in runs)
@@ -140,8 +141,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
                [constructed_probe_run(spec, 1.0) for spec in specs["permutation"]]
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
-        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, self.protocol.alpha,
-                                   self.protocol.beta)
+        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, RATE_ALPHA, RATE_BETA)
 
     def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:

@@ -61,6 +61,8 @@ READOUT = ("the last evaluation of each run, at its final training step (the pro
 """The read-out of the three claims, in words."""
 
 RATE_H0, RATE_H1 = 0.5, 0.75
+RATE_ALPHA, RATE_BETA = 0.025, 0.10
+"""The rate design's levels: toward H1 at 0.025, against H1's rate at 0.10."""
 """The rate design of the claims that count seeds: confirmed when the share of seeds that
 show the property is above one half (exact binomial at alpha); refuted when a share of 3/4 or
 more is rejected (at beta): "the probe is learned" read as "most seeds learn it"."""

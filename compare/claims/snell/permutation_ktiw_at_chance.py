@@ -20,6 +20,8 @@ from attnverify.compare.claims.snell.figures import curves_figure
 from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     KTIW_PARAMS,
     KTIW_SEED_BLOCKS,
+    RATE_ALPHA,
+    RATE_BETA,
     RATE_H0,
     RATE_H1,
     READOUT,
@@ -48,7 +50,7 @@ AT_CHANCE_PROTOCOL = Protocol(
     test="exact binomial on the count of seeds at chance, one-sided",
     confirm="P(X >= k | rate 1/2) < alpha",
     refute="P(X <= k | rate 3/4) < beta: a rate of 3/4 or more is rejected",
-    alpha=0.025, beta=0.10,
+    alpha=RATE_ALPHA, beta=RATE_BETA,
     error_rates="alpha 0.025 at rate 1/2, beta 0.10 at rate 3/4 (exact binomial tails)",
     readout=READOUT,
     frozen="2026-12-04",
@@ -115,8 +117,7 @@ class PermutationKtiwAtChance(Claim):
         n, at_chance = probes.size, int((probes < levels.at_chance).sum())
         test, refutation = rate_above(at_chance, n, RATE_H0, RATE_H1,
                                       f"exact binomial, {at_chance} of {n} seeds at chance")
-        decision = decide(test, self.protocol.alpha, refutation=refutation,
-                          beta=self.protocol.beta,
+        decision = decide(test, RATE_ALPHA, refutation=refutation, beta=RATE_BETA,
                           effect="most permutation seeds staying at chance")
         lo, hi = binomial_ci(at_chance, n)
         dropped = sum(r.diverged for r in runs)
@@ -151,8 +152,7 @@ class PermutationKtiwAtChance(Claim):
         return [constructed_probe_run(spec, 1.0) for group in specs.values() for spec in group]
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
-        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, self.protocol.alpha,
-                                   self.protocol.beta)
+        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, RATE_ALPHA, RATE_BETA)
 
     def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
