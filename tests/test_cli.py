@@ -417,3 +417,27 @@ def test_fail_on_sets_the_exit_code_and_names_the_claims(capsys, tmp_path):
     code, _, err = run(capsys, "verify", "--claim", "snell.kappa_closed_form", "--fail-on",
                        "maybe", "--cache", str(tmp_path / "c"))
     assert code == 2 and "invalid choice: 'maybe'" in err
+
+
+@pytest.mark.parametrize("closed", [2, 0])
+def test_a_closed_standard_stream_is_no_traceback(tmp_path, closed):
+    """verify with stderr closed (2>&-) stores its runs and exits 0, where the progress bar
+    failed on the missing stream; with stdin closed (<&-) above the cost guard's threshold it
+    stops as a batch job does, in one line with exit 2, where the terminal check failed."""
+    argv = [sys.executable, "-m", "attnverify.compare.cli", "verify", "--cache",
+            str(tmp_path / "c"), "--out", str(tmp_path / "r"), "--workers", "1"]
+    if closed == 2:
+        argv += ["--claim", "snell.uniform_attention_at_init", "--profile", "smoke"]
+    else:
+        argv += ["--claim", "snell.permutation_is_hard", "--profile", "full"]
+    pipes = {"stdout": subprocess.PIPE}
+    if closed == 0:  # stderr is read; stdin is the closed stream
+        pipes["stderr"] = subprocess.PIPE
+    proc = subprocess.run(argv, text=True, check=False, preexec_fn=lambda: os.close(closed),
+                          **pipes)
+    if closed == 2:
+        assert proc.returncode == 0 and "confirmed" in proc.stdout
+        assert len(list((tmp_path / "c" / "runs").rglob("meta.json"))) == 3
+    else:
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert "pass --yes to go ahead" in proc.stderr and not (tmp_path / "c" / "runs").exists()

@@ -98,7 +98,20 @@ def _tolerant_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _closed_streams_to_devnull() -> None:
+    """A standard stream the caller closed (``2>&-``, ``<&-``) is ``None`` in Python: the
+    progress bar and the cost guard's terminal check would fail on it after or before the
+    work. Such a stream reads or writes the null device instead: nothing is shown, every run
+    is stored, and a closed stdin is a batch job (the cost guard stops in one line)."""
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull)  # noqa: SIM115 -- the process's stdin, kept open
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 -- kept open
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    _closed_streams_to_devnull()
     _tolerant_output()
     parser = build_parser()
     try:
