@@ -17,21 +17,20 @@ from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     KTIW_SEED_BLOCKS,
     RATE_ALPHA,
     RATE_BETA,
-    RATE_H0,
-    RATE_H1,
     READOUT,
     constructed_probe_run,
     final_probes,
     ktiw_specs,
     probe_levels,
+    rate_tolerance,
+    rate_verdicts,
+    read_rate,
     starts_learned,
 )
-from attnverify.compare.decision import decide, rate_above, rate_above_verdicts
 from attnverify.compare.groups import GroupedResults
-from attnverify.compare.measurement import Measurement, Tolerance
+from attnverify.compare.measurement import Measurement
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
@@ -97,11 +96,8 @@ class KtiwLearnedUnderUniformAttention(Claim):
         levels, runs = probe_levels(params["L"]), results["subset"]
         probes = final_probes(runs, diverged_as=0.0)  # a diverged seed has not learned
         n, learned = probes.size, int((probes > levels.learned).sum())
-        test, refutation = rate_above(learned, n, RATE_H0, RATE_H1,
-                                      f"exact binomial, {learned} of {n} seeds learn")
-        decision = decide(test, RATE_ALPHA, refutation=refutation, beta=RATE_BETA,
-                          effect="most subset seeds learning the probe")
-        lo, hi = binomial_ci(learned, n)
+        rate = read_rate(learned, n, "learn", "most subset seeds learning the probe")
+        decision, (lo, hi) = rate.decision, rate.ci
         diverged = sum(r.diverged for r in runs)
         explanation = (f"{learned} of {n} subset seeds learn the KTIW probe (final accuracy > "
                        f"{levels.learned:.3f} = 5/S; mean {probes.mean():.3f}, chance 1/S = "
@@ -124,10 +120,9 @@ class KtiwLearnedUnderUniformAttention(Claim):
             statistic=f"final KTIW-probe accuracy after {params['steps']} steps with frozen "
                       f"uniform attention (H={params['hidden']}, L={params['L']}, {n} subset "
                       f"seeds)",
-            tolerance=Tolerance("learned: probe above five times chance (at most half-way "
-                                "from chance to 1); rate 1/2 (H0) against 3/4 (H1)",
-                                {"learned_above": levels.learned, "rate_h0": RATE_H0,
-                                 "rate_h1": RATE_H1}),
+            tolerance=rate_tolerance("learned: probe above five times chance (at most "
+                                     "half-way from chance to 1)",
+                                     {"learned_above": levels.learned}),
             explanation=explanation, n_seeds=n,
             details={"subset": probes.tolist(), "learned": learned,
                      "chance": levels.chance})
@@ -141,7 +136,7 @@ class KtiwLearnedUnderUniformAttention(Claim):
                [constructed_probe_run(spec, 1.0) for spec in specs["permutation"]]
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
-        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, RATE_ALPHA, RATE_BETA)
+        return rate_verdicts(params["seeds"])
 
     def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:

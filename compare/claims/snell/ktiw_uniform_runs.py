@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from attnverify.compare.claim import Verdict
 from attnverify.compare.claims.snell.common import (
     COPYING_PARAMS,
     CopyingParams,
@@ -23,7 +24,10 @@ from attnverify.compare.claims.snell.common import (
     copy_task,
 )
 from attnverify.compare.claims.snell.copying_runs import UNIFORM_STEPS
+from attnverify.compare.decision import Decision, decide, rate_above, rate_above_verdicts
+from attnverify.compare.measurement import Tolerance
 from attnverify.compare.protocol import SeedBlock, SeedUse
+from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 KTIW_FIRST_SEED = 1100
@@ -63,6 +67,36 @@ READOUT = ("the last evaluation of each run, at its final training step (the pro
 RATE_H0, RATE_H1 = 0.5, 0.75
 RATE_ALPHA, RATE_BETA = 0.025, 0.10
 """The rate design's levels: toward H1 at 0.025, against H1's rate at 0.10."""
+
+
+@dataclass(frozen=True)
+class RateReading:
+    """The rate design read on a count of seeds: its decision and the exact 95% interval of
+    the share."""
+
+    decision: Decision
+    ci: tuple[float, float]
+
+
+def read_rate(hits: int, n: int, counted: str, effect: str) -> RateReading:
+    """:data:`RATE_H0` against :data:`RATE_H1` on ``hits`` of ``n`` seeds (``counted``: what
+    a hit is, for the test's name; ``effect``: the claim's effect, for the decision's text)."""
+    test, refutation = rate_above(hits, n, RATE_H0, RATE_H1,
+                                  f"exact binomial, {hits} of {n} seeds {counted}")
+    decision = decide(test, RATE_ALPHA, refutation=refutation, beta=RATE_BETA, effect=effect)
+    return RateReading(decision, binomial_ci(hits, n))
+
+
+def rate_verdicts(seeds: int) -> frozenset[Verdict]:
+    """The verdicts the rate design can reach over ``seeds`` seeds."""
+    return rate_above_verdicts(seeds, RATE_H0, RATE_H1, RATE_ALPHA, RATE_BETA)
+
+
+def rate_tolerance(level: str, thresholds: dict[str, float]) -> Tolerance:
+    """The rate design's tolerance: the per-seed ``level`` in words, its ``thresholds`` and
+    the two rates."""
+    return Tolerance(f"{level}; rate 1/2 (H0) against 3/4 (H1)",
+                     {**thresholds, "rate_h0": RATE_H0, "rate_h1": RATE_H1})
 """The rate design of the claims that count seeds: confirmed when the share of seeds that
 show the property is above one half (exact binomial at alpha); refuted when a share of 3/4 or
 more is rejected (at beta): "the probe is learned" read as "most seeds learn it"."""

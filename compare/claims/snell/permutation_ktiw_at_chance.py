@@ -22,20 +22,19 @@ from attnverify.compare.claims.snell.ktiw_uniform_runs import (
     KTIW_SEED_BLOCKS,
     RATE_ALPHA,
     RATE_BETA,
-    RATE_H0,
-    RATE_H1,
     READOUT,
     constructed_probe_run,
     final_probes,
     ktiw_specs,
     probe_levels,
+    rate_tolerance,
+    rate_verdicts,
+    read_rate,
 )
-from attnverify.compare.decision import decide, rate_above, rate_above_verdicts
 from attnverify.compare.groups import GroupedResults
 from attnverify.compare.measurement import Measurement, Tolerance
 from attnverify.compare.protocol import Protocol, Reason
 from attnverify.compare.space import Dimension
-from attnverify.compare.stats import binomial_ci
 from attnverify.empirics import RunResult, RunSpec
 
 if TYPE_CHECKING:
@@ -115,11 +114,8 @@ class PermutationKtiwAtChance(Claim):
                                     {"at_chance_below": levels.at_chance}),
                 explanation="Not testable here: every permutation run diverged.", n_seeds=0)
         n, at_chance = probes.size, int((probes < levels.at_chance).sum())
-        test, refutation = rate_above(at_chance, n, RATE_H0, RATE_H1,
-                                      f"exact binomial, {at_chance} of {n} seeds at chance")
-        decision = decide(test, RATE_ALPHA, refutation=refutation, beta=RATE_BETA,
-                          effect="most permutation seeds staying at chance")
-        lo, hi = binomial_ci(at_chance, n)
+        rate = read_rate(at_chance, n, "at chance", "most permutation seeds staying at chance")
+        decision, (lo, hi) = rate.decision, rate.ci
         dropped = sum(r.diverged for r in runs)
         explanation = (f"{at_chance} of {n} permutation seeds end with the probe at chance "
                        f"(final accuracy < {levels.at_chance:.3f} = 2/S; mean "
@@ -138,10 +134,8 @@ class PermutationKtiwAtChance(Claim):
             statistic=f"final KTIW-probe accuracy after {params['steps']} steps with frozen "
                       f"uniform attention (H={params['hidden']}, L={params['L']}, {n} "
                       f"permutation seeds)",
-            tolerance=Tolerance("at chance: probe below twice chance; rate 1/2 (H0) against "
-                                "3/4 (H1)",
-                                {"at_chance_below": levels.at_chance, "rate_h0": RATE_H0,
-                                 "rate_h1": RATE_H1}),
+            tolerance=rate_tolerance("at chance: probe below twice chance",
+                                     {"at_chance_below": levels.at_chance}),
             explanation=explanation, n_seeds=n,
             details={"permutation": probes.tolist(), "at_chance": at_chance,
                      "chance": levels.chance})
@@ -152,7 +146,7 @@ class PermutationKtiwAtChance(Claim):
         return [constructed_probe_run(spec, 1.0) for group in specs.values() for spec in group]
 
     def reachable_verdicts(self, params: dict[str, Any]) -> frozenset[Verdict]:
-        return rate_above_verdicts(params["seeds"], RATE_H0, RATE_H1, RATE_ALPHA, RATE_BETA)
+        return rate_verdicts(params["seeds"])
 
     def figures(self, params: dict[str, Any], results: GroupedResults,
                 assessment: Assessment) -> dict[str, Figure]:
